@@ -1,0 +1,302 @@
+"""The lesson's worked code: from characters to byte-level BPE.
+
+A tokenizer turns text into a list of integers (token ids) and back. This module builds
+one in three steps; read it top to bottom.
+
+1. ``CharTokenizer`` gives every character of a training text its own id. It is simple,
+   but it cannot encode a character it has never seen.
+2. Byte-level BPE starts instead from the 256 possible bytes of UTF-8, so every text can
+   be encoded. It then *learns* new tokens: it counts adjacent pairs of ids
+   (``get_pair_counts``), replaces the most frequent pair by a new id (``merge_pair``),
+   and repeats. ``BPETokenizer`` wraps this up.
+3. ``analyze_vocabulary`` looks at how often each token is used. A few tokens are used
+   very often and most are rare: the counts fall roughly like ``1 / rank`` (Zipf's law).
+
+The rules used throughout the course:
+
+- ids 0-255 are the bytes of ``text.encode("utf-8")``; merge ``k`` (from 0) creates id
+  ``256 + k``;
+- every adjacent position is a pair, overlapping ones included: ``[5, 5, 5]`` holds
+  ``(5, 5)`` twice;
+- a merge replaces occurrences left to right without overlap: ``[5, 5, 5]`` becomes
+  ``[new, 5]``;
+- ties between equally frequent pairs go to the pair that occurs first (leftmost);
+- training stops early when no pair is left.
+"""
+
+import math
+from collections import Counter
+
+# ---------------------------------------------------------------------------------------
+# Step 1: one token per character
+# ---------------------------------------------------------------------------------------
+
+
+class CharTokenizer:
+    """A tokenizer whose vocabulary is the set of characters of its training text.
+
+    Ids are given in sorted character order.
+
+    >>> tok = CharTokenizer().train("hello")
+    >>> tok.vocab
+    {0: 'e', 1: 'h', 2: 'l', 3: 'o'}
+    >>> tok.encode("hell")
+    [1, 0, 2, 2]
+    >>> tok.decode([1, 0, 2, 2, 3])
+    'hello'
+
+    Its weakness: a character that was not in the training text has no id.
+
+    >>> tok.encode("help")
+    Traceback (most recent call last):
+    ...
+    ValueError: text: character 'p' is not in the vocabulary
+    """
+
+    def __init__(self):
+        self.vocab = {}  # id -> character
+        self.ids = {}  # character -> id
+
+    def train(self, text):
+        """Give each distinct character of ``text`` an id; return the tokenizer."""
+        self.vocab = dict(enumerate(sorted(set(text))))
+        self.ids = {char: i for i, char in self.vocab.items()}
+        return self
+
+    def encode(self, text):
+        """The id of every character of ``text``."""
+        for char in text:
+            if char not in self.ids:
+                raise ValueError(f"text: character {char!r} is not in the vocabulary")
+        return [self.ids[char] for char in text]
+
+    def decode(self, ids):
+        """The text spelled by ``ids``."""
+        return "".join(self.vocab[i] for i in ids)
+
+
+# ---------------------------------------------------------------------------------------
+# Step 2a: the two operations of BPE
+# ---------------------------------------------------------------------------------------
+
+
+def get_pair_counts(ids):
+    """Count every adjacent pair in ``ids``, overlapping pairs included.
+
+    The result is a ``Counter`` (a dict) whose keys are in order of first occurrence.
+
+    >>> get_pair_counts([5, 5, 5, 7])
+    Counter({(5, 5): 2, (5, 7): 1})
+
+    BPE merges the most frequent pair. When several pairs share the highest count, ``max``
+    returns the first one it meets, which is the pair that occurs first in ``ids``:
+
+    >>> counts = get_pair_counts([1, 2, 3, 4, 3, 4, 1, 2])
+    >>> counts[(1, 2)], counts[(3, 4)]
+    (2, 2)
+    >>> max(counts, key=counts.get)
+    (1, 2)
+    """
+    return Counter(zip(ids, ids[1:]))
+
+
+def merge_pair(ids, pair, new_id):
+    """Replace each occurrence of ``pair`` in ``ids`` by ``new_id``, left to right.
+
+    Occurrences do not overlap: once two ids are merged, the scan moves past both.
+    ``ids`` itself is not changed; a new list is returned.
+
+    >>> merge_pair([1, 2, 3, 1, 2], (1, 2), 256)
+    [256, 3, 256]
+    >>> merge_pair([5, 5, 5], (5, 5), 256)
+    [256, 5]
+    """
+    merged = []
+    i = 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+            merged.append(new_id)
+            i += 2
+        else:
+            merged.append(ids[i])
+            i += 1
+    return merged
+
+
+# ---------------------------------------------------------------------------------------
+# Step 2b: byte-level BPE
+# ---------------------------------------------------------------------------------------
+
+
+class BPETokenizer:
+    """Byte-level byte-pair encoding.
+
+    Before training, the vocabulary is the 256 single bytes and there are no merges:
+
+    >>> tok = BPETokenizer()
+    >>> len(tok.vocab), tok.merges
+    (256, {})
+    >>> tok.encode("hi!")
+    [104, 105, 33]
+
+    Training learns merges from a text. In "the then there" the pairs ``t h`` and ``h e``
+    both occur three times; ``t h`` comes first, so it is merged first:
+
+    >>> tok = BPETokenizer().train("the then there", 2)
+    >>> tok.merges
+    {(116, 104): 256, (256, 101): 257}
+    >>> tok.vocab[256], tok.vocab[257]
+    (b'th', b'the')
+    >>> tok.encode("the other")
+    [257, 32, 111, 257, 114]
+    >>> tok.decode([111, 257, 114])
+    'other'
+
+    Every text can be encoded, whatever its script, because every text is made of bytes:
+
+    >>> tok.decode(tok.encode("θ 天 🙂")) == "θ 天 🙂"
+    True
+
+    A single id may hold only part of a character; alone, it decodes to the replacement
+    character:
+
+    >>> tok.decode([0xE5])
+    '\ufffd'
+    """
+
+    def __init__(self):
+        self.merges = {}  # (left id, right id) -> new id, in the order they were learned
+        self.vocab = {i: bytes([i]) for i in range(256)}  # id -> the bytes it stands for
+
+    def train(self, text, num_merges):
+        """Learn up to ``num_merges`` merges from ``text``; return the tokenizer.
+
+        Each step merges the most frequent adjacent pair (ties: the leftmost first
+        occurrence). Training stops early when fewer than two tokens are left.
+
+        >>> BPETokenizer().train("aaaa", 5).merges  # aaaa -> (aa)(aa) -> (aaaa), then stop
+        {(97, 97): 256, (256, 256): 257}
+        >>> BPETokenizer().train("abc", -1)
+        Traceback (most recent call last):
+        ...
+        ValueError: num_merges must be >= 0, got -1
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if not isinstance(num_merges, int):
+            raise TypeError(f"num_merges must be an int, got {type(num_merges).__name__}")
+        if num_merges < 0:
+            raise ValueError(f"num_merges must be >= 0, got {num_merges}")
+        merges = {}
+        vocab = {i: bytes([i]) for i in range(256)}
+        ids = list(text.encode("utf-8"))
+        for k in range(num_merges):
+            counts = get_pair_counts(ids)
+            if not counts:  # fewer than two tokens: nothing left to merge
+                break
+            pair = max(counts, key=counts.get)  # ties: the pair counted first
+            new_id = 256 + k
+            ids = merge_pair(ids, pair, new_id)
+            merges[pair] = new_id
+            vocab[new_id] = vocab[pair[0]] + vocab[pair[1]]
+        self.merges, self.vocab = merges, vocab
+        return self
+
+    def encode(self, text):
+        """The token ids of ``text``: its UTF-8 bytes, then the learned merges.
+
+        Merges are applied in the order they were learned (their rank): at each step the
+        pair present with the lowest rank is merged everywhere, until no learned pair
+        is left.
+        """
+        ids = list(text.encode("utf-8"))
+        while len(ids) >= 2:
+            counts = get_pair_counts(ids)
+            pair = min(counts, key=lambda p: self.merges.get(p, math.inf))
+            if pair not in self.merges:  # no learned pair left in ids
+                break
+            ids = merge_pair(ids, pair, self.merges[pair])
+        return ids
+
+    def decode(self, ids):
+        """The text spelled by ``ids``; invalid UTF-8 becomes the replacement character."""
+        for i in ids:
+            if i not in self.vocab:
+                raise ValueError(f"ids: unknown token id {i!r}")
+        data = b"".join(self.vocab[i] for i in ids)
+        return data.decode("utf-8", errors="replace")
+
+
+# ---------------------------------------------------------------------------------------
+# Step 3: how the vocabulary is used
+# ---------------------------------------------------------------------------------------
+
+
+def analyze_vocabulary(tokenizer, text):
+    """Encode ``text`` and describe how often each token is used.
+
+    ``tokenizer`` is a trained ``BPETokenizer`` (anything with ``encode`` and a ``vocab``
+    mapping ids to bytes works). Returns a dict of plain data:
+
+    - ``rows``: one ``(rank, token_bytes, count)`` per distinct token used, most frequent
+      first (equal counts: smaller id first); ranks start at 1;
+    - ``total_tokens``: the length of the encoding (the sum of all counts);
+    - ``distinct_tokens``: how many different tokens it uses;
+    - ``top10_share``: the fraction of all tokens covered by the most frequent 10% of the
+      distinct tokens (rounded up, so at least one token);
+    - ``zipf_slope``: the slope of the least-squares line through
+      ``(log(rank), log(count))``. Zipf's law predicts about -1. It is ``None`` with fewer
+      than two distinct tokens.
+
+    >>> text = "the cat sat on the mat. the dog sat on the log. the cat saw the dog."
+    >>> tok = BPETokenizer().train(text, 10)
+    >>> stats = analyze_vocabulary(tok, text)
+    >>> stats["total_tokens"], stats["distinct_tokens"]
+    (27, 15)
+    >>> stats["rows"][:3]
+    [(1, b' the ', 5), (2, b'.', 3), (3, b'og', 3)]
+    >>> sum(count for _, _, count in stats["rows"]) == stats["total_tokens"]
+    True
+
+    The top 10% of 15 tokens is 2 tokens; they cover (5 + 3) / 27 of the text:
+
+    >>> round(stats["top10_share"], 3), round(stats["zipf_slope"], 2)
+    (0.296, -0.65)
+
+    On a text this short the slope is only a hint; on longer prose it comes close to -1.
+    """
+    counts = Counter(tokenizer.encode(text))
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    rows = [(rank, tokenizer.vocab[i], n) for rank, (i, n) in enumerate(ordered, start=1)]
+
+    total = sum(counts.values())
+    top = math.ceil(len(rows) / 10)
+    top_share = sum(n for _, _, n in rows[:top]) / total if total else 0.0
+    return {
+        "rows": rows,
+        "total_tokens": total,
+        "distinct_tokens": len(rows),
+        "top10_share": top_share,
+        "zipf_slope": zipf_slope([n for _, _, n in rows]),
+    }
+
+
+def zipf_slope(counts):
+    """The least-squares slope of ``log(count)`` against ``log(rank)``.
+
+    ``counts`` are sorted from most to least frequent; rank ``r`` (from 1) holds
+    ``counts[r - 1]``. Perfect Zipf counts (``count ∝ 1 / rank``) give -1.
+
+    >>> round(zipf_slope([60, 30, 20, 15, 12]), 6)
+    -1.0
+    >>> zipf_slope([7]) is None
+    True
+    """
+    if len(counts) < 2:
+        return None
+    xs = [math.log(rank) for rank in range(1, len(counts) + 1)]
+    ys = [math.log(n) for n in counts]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    covariance = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
+    variance = sum((x - mean_x) ** 2 for x in xs)
+    return covariance / variance

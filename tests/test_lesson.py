@@ -1,0 +1,120 @@
+"""The lesson's worked code: BPE round-trips, follows the rules, passes its doctests."""
+
+import doctest
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exercises import lesson
+from exercises.lesson import (
+    BPETokenizer,
+    CharTokenizer,
+    analyze_vocabulary,
+    get_pair_counts,
+    merge_pair,
+)
+
+SETTINGS = settings(database=None, derandomize=True, deadline=None)
+
+# Any text, with extra weight on scripts whose characters take 2-4 UTF-8 bytes.
+WORLD = (
+    "漢字仮名交じり文ひらがなカタカナ한국어"  # CJK
+    " العربية"  # Arabic
+    " فارسی گچپژ ی‌ها"  # Persian, with a zero-width non-joiner
+    " 😀👍🏽👨‍👩‍👧🇮🇷"  # emoji: skin tone, ZWJ family, flag
+)
+texts = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(WORLD)), max_size=60)
+
+
+@SETTINGS
+@given(train_text=texts, text=texts, num_merges=st.integers(0, 40))
+def test_bpe_round_trips_any_text(train_text, text, num_merges):
+    tok = BPETokenizer().train(train_text, num_merges)
+    assert tok.decode(tok.encode(text)) == text
+    assert tok.decode(tok.encode(train_text)) == train_text
+
+
+@SETTINGS
+@given(text=texts, num_merges=st.integers(0, 40))
+def test_merge_k_creates_id_256_plus_k(text, num_merges):
+    tok = BPETokenizer().train(text, num_merges)
+    assert list(tok.merges.values()) == list(range(256, 256 + len(tok.merges)))
+    for (left, right), new_id in tok.merges.items():
+        assert left < new_id and right < new_id
+        assert tok.vocab[new_id] == tok.vocab[left] + tok.vocab[right]
+
+
+@SETTINGS
+@given(text=texts, num_merges=st.integers(0, 40))
+def test_encoding_the_training_text_gives_the_training_sequence(text, num_merges):
+    tok = BPETokenizer().train(text, num_merges)
+    ids = list(text.encode("utf-8"))
+    for pair, new_id in tok.merges.items():
+        ids = merge_pair(ids, pair, new_id)
+    assert tok.encode(text) == ids
+
+
+def test_tie_goes_to_the_leftmost_first_occurrence():
+    # (c, d) and (a, b) both occur twice; (c, d) occurs first.
+    tok = BPETokenizer().train("cdabcdab", 1)
+    assert tok.merges == {(ord("c"), ord("d")): 256}
+    # Overlap: "aaa" holds (a, a) twice, and merging gives [aa, a].
+    assert get_pair_counts([97, 97, 97]) == {(97, 97): 2}
+    assert merge_pair([97, 97, 97], (97, 97), 256) == [256, 97]
+
+
+def test_training_stops_early_when_no_pair_is_left():
+    assert BPETokenizer().train("aaaa", 10).merges == {(97, 97): 256, (256, 256): 257}
+    assert BPETokenizer().train("", 10).merges == {}
+    assert BPETokenizer().train("é", 10).merges == {(0xC3, 0xA9): 256}
+
+
+def test_negative_num_merges_is_a_value_error():
+    try:
+        BPETokenizer().train("abc", -1)
+    except ValueError as error:
+        assert "num_merges" in str(error)
+    else:
+        raise AssertionError("no ValueError")
+
+
+def test_training_again_starts_from_scratch():
+    tok = BPETokenizer().train("aaaa", 2).train("xyxy", 1)
+    assert tok.merges == {(ord("x"), ord("y")): 256}
+    assert len(tok.vocab) == 257
+
+
+def test_decode_replaces_invalid_utf8():
+    assert BPETokenizer().decode([0xE5, 0x61]) == "\ufffda"
+
+
+def test_char_tokenizer_round_trips_its_training_text():
+    text = "hello, wörld 🙂"
+    tok = CharTokenizer().train(text)
+    assert tok.decode(tok.encode(text)) == text
+    assert len(tok.vocab) == len(set(text))
+
+
+@SETTINGS
+@given(train_text=texts, text=texts, num_merges=st.integers(0, 30))
+def test_analyze_vocabulary_counts_add_up(train_text, text, num_merges):
+    tok = BPETokenizer().train(train_text, num_merges)
+    stats = analyze_vocabulary(tok, text)
+    counts = [count for _, _, count in stats["rows"]]
+    assert sum(counts) == stats["total_tokens"] == len(tok.encode(text))
+    assert stats["distinct_tokens"] == len(stats["rows"]) == len(set(tok.encode(text)))
+    assert counts == sorted(counts, reverse=True)
+    assert [rank for rank, _, _ in stats["rows"]] == list(range(1, len(counts) + 1))
+    listed = sorted(token for _, token, _ in stats["rows"])
+    assert listed == sorted(tok.vocab[i] for i in set(tok.encode(text)))
+    assert 0.0 <= stats["top10_share"] <= 1.0
+    if len(counts) < 2:
+        assert stats["zipf_slope"] is None
+    else:
+        assert stats["zipf_slope"] <= 1e-9  # counts never grow with rank
+
+
+def test_lesson_doctests_pass():
+    results = doctest.testmod(lesson)
+    assert results.attempted > 0
+    assert results.failed == 0

