@@ -1,0 +1,123 @@
+"""``python -m autograder``: the commands students, instructors and course authors run.
+
+- ``check [PATH]``: the student's self-check on the public properties (default: the course's
+  package folder). Exits 1 when a property fails.
+- ``grade SUBMISSION ... --out DIR [--jobs N] [--force]``: official grading of folders and
+  zips into ``DIR/<name>/results.json`` and ``feedback.md``, ``DIR/grades.csv`` and
+  ``DIR/gradebook.sqlite``. Exits 0 whenever grading ran, whatever the scores.
+- ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
+
+Problems with the course, a submission or the grader print one clear message and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+
+from .config import Course, CourseConfigError, load_course
+from .errors import GraderError
+from .submission import SubmissionError, stage, submission_name
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "autograder-hypothesis"))
+    args = _parser().parse_args(argv)
+    console = Console(stderr=False)
+    try:
+        course = load_course(args.course)
+        return args.run(course, args, console)
+    except (CourseConfigError, GraderError, SubmissionError) as error:
+        Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--course", default=os.environ.get("AUTOGRADER_COURSE", "course.yaml"),
+                        help="the course file (default: ./course.yaml or $AUTOGRADER_COURSE)")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="self-check: run the public properties on your work")
+    check.add_argument("path", nargs="?", help="a folder or .zip (default: the course's exercise folder)")
+    check.set_defaults(run=_check)
+
+    grade = commands.add_parser("grade", help="grade submissions (folders or .zip files)")
+    grade.add_argument("submissions", nargs="+", type=Path)
+    grade.add_argument("--out", required=True, type=Path, help="output folder")
+    grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
+    grade.add_argument("--force", action="store_true", help="regrade submissions already graded unchanged")
+    grade.set_defaults(run=_grade)
+
+    demo = commands.add_parser("demo", help="grade the course's sample submissions")
+    demo.add_argument("--out", type=Path, default=Path("out/demo"))
+    demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    demo.set_defaults(run=_demo, force=True)
+
+    one = commands.add_parser("grade-one", help=argparse.SUPPRESS)
+    one.add_argument("staged", type=Path)
+    one.add_argument("out", type=Path)
+    one.add_argument("--name", required=True)
+    one.add_argument("--notes", default="[]")
+    one.set_defaults(run=_grade_one)
+    return parser
+
+
+def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .grading import grade_staged
+    from .report import print_check
+
+    staged = stage(course, Path(args.path) if args.path else course.path(course.package))
+    try:
+        console.print(f"Checking [bold]{args.path or course.package}[/] against the public properties…")
+        document = grade_staged(course, staged, public_only=True)
+    finally:
+        staged.remove()
+    document["output"] += "\nOfficial grading also runs hidden properties."
+    print_check(console, course, document)
+    return 0 if all(t["status"] == "passed" for t in document["tests"]) else 1
+
+
+def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
+    return _grade_named(course, [(submission_name(p), p) for p in args.submissions], args, console)
+
+
+def _demo(course: Course, args: argparse.Namespace, console: Console) -> int:
+    if not course.samples:
+        raise GraderError("course.yaml lists no samples")
+    return _grade_named(course, [(s.name, course.path(s.path)) for s in course.samples], args, console)
+
+
+def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.Namespace, console: Console) -> int:
+    from .grading import grade_many
+    from .report import print_grades
+    from .sandbox import isolation_note
+
+    rows = grade_many(course, named, args.out, args.jobs, args.force, console)
+    print_grades(console, course, rows)
+    console.print(isolation_note(), highlight=False)
+    console.print(f"Reports: {args.out}/<name>/results.json and feedback.md; {args.out}/grades.csv", highlight=False)
+    failed = [name for name, document, _ in rows if document is None]
+    return 2 if failed else 0
+
+
+def _grade_one(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .grading import grade_staged
+    from .report import write_reports
+    from .submission import Staged
+
+    staged = Staged(args.name, args.staged, "", json.loads(args.notes))
+    write_reports(course, args.out, args.name, grade_staged(course, staged))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

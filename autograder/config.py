@@ -1,0 +1,169 @@
+"""The course definition: ``course.yaml`` loaded through a validated schema.
+
+The engine knows nothing about any particular course. A course is a YAML file naming its
+student package, its hidden solutions, one property suite per exercise, the points, the
+time and resource budgets, the hypothesis settings and its data files. Every path in the
+file is relative to the file's own folder.
+
+A malformed file never produces a traceback: :func:`load_course` raises
+:class:`CourseConfigError` with one line per problem, each naming the key.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class CourseConfigError(Exception):
+    """``course.yaml`` is missing, not YAML, or does not match the schema."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Exercise(_Strict):
+    module: Annotated[str, Field(pattern=IDENTIFIER)]
+    title: str
+    points: Annotated[int, Field(gt=0)]
+    suite: str
+    call_seconds: Annotated[float | None, Field(gt=0)] = None
+
+
+class Limits(_Strict):
+    call_seconds: Annotated[float, Field(gt=0)] = 5.0
+    property_seconds: Annotated[float, Field(gt=0)] = 60.0
+    exercise_seconds: Annotated[float, Field(gt=0)] = 300.0
+    memory_mb: Annotated[int, Field(ge=64)] = 1024
+    processes: Annotated[int, Field(ge=1)] = 32
+    output_kb: Annotated[int, Field(ge=1)] = 256
+    file_mb: Annotated[int, Field(ge=1)] = 16
+    open_files: Annotated[int, Field(ge=16)] = 64
+    message_mb: Annotated[int, Field(ge=1)] = 64
+
+
+class Hypothesis(_Strict):
+    seed: Annotated[int, Field(ge=0)]
+    max_examples: Annotated[int, Field(gt=0)]
+
+
+class Sandbox(_Strict):
+    support_modules: list[str] = []
+    readonly_paths: list[str] = []
+    env: dict[str, str] = {}
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        for name in env:
+            if not re.match(IDENTIFIER, name):
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return env
+
+
+class Sample(_Strict):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]
+    path: str
+
+
+class Course(_Strict):
+    title: str
+    package: Annotated[str, Field(pattern=IDENTIFIER)]
+    solutions: Annotated[str, Field(pattern=IDENTIFIER)]
+    provided: list[str] = []
+    total_points: Annotated[int | None, Field(gt=0)] = None
+    hypothesis: Hypothesis
+    limits: Limits = Limits()
+    sandbox: Sandbox = Sandbox()
+    data: dict[str, str] = {}
+    samples: list[Sample] = []
+    exercises: Annotated[list[Exercise], Field(min_length=1)]
+    root: Path = Path(".")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Course":
+        modules = [e.module for e in self.exercises]
+        repeated = sorted({m for m in modules if modules.count(m) > 1})
+        if repeated:
+            raise ValueError(f"exercise module listed twice: {', '.join(repeated)}")
+        total = sum(e.points for e in self.exercises)
+        if self.total_points is not None and total != self.total_points:
+            raise ValueError(f"exercise points add up to {total}, but total_points is {self.total_points}")
+        return self
+
+    def path(self, relative: str) -> Path:
+        """An absolute path for a path written in the course file."""
+        return (self.root / relative).resolve()
+
+    def exercise(self, module: str) -> Exercise:
+        for exercise in self.exercises:
+            if exercise.module == module:
+                return exercise
+        raise KeyError(module)
+
+    @property
+    def max_score(self) -> int:
+        return sum(e.points for e in self.exercises)
+
+
+def load_course(path: str | Path = "course.yaml") -> Course:
+    """Read, validate and return the course; raise :class:`CourseConfigError` on any problem."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CourseConfigError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CourseConfigError(f"{path}: cannot be read ({error})") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise CourseConfigError(f"{path}:{where}: not valid YAML: {problem}") from None
+    if not isinstance(raw, dict):
+        raise CourseConfigError(f"{path}: the top level must be a mapping of keys, got {type(raw).__name__}")
+    if "root" in raw:
+        raise CourseConfigError(f"{path}: root: not a course key (paths are relative to the file)")
+    try:
+        course = Course.model_validate({**raw, "root": path.resolve().parent})
+    except ValidationError as error:
+        raise CourseConfigError(f"{path}: " + "; ".join(_describe(e) for e in error.errors())) from None
+    _check_files(course, path)
+    return course
+
+
+def _describe(error: dict) -> str:
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]).lstrip(".")
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif error["type"] == "missing":
+        message = "required key is missing"
+    elif "input" in error and not isinstance(error["input"], (dict, list)):
+        message += f" (got {error['input']!r})"
+    return f"{where}: {message}" if where else message
+
+
+def _check_files(course: Course, path: Path) -> None:
+    problems = []
+    for index, exercise in enumerate(course.exercises):
+        if not course.path(exercise.suite).is_file():
+            problems.append(f"exercises[{index}].suite: no such file {exercise.suite!r}")
+    for index, module in enumerate(course.sandbox.support_modules):
+        if not course.path(module).is_file():
+            problems.append(f"sandbox.support_modules[{index}]: no such file {module!r}")
+    for index, sample in enumerate(course.samples):
+        if not course.path(sample.path).exists():
+            problems.append(f"samples[{index}].path: no such file or folder {sample.path!r}")
+    for key in ("package", "solutions"):
+        if not course.path(getattr(course, key)).is_dir():
+            problems.append(f"{key}: no such folder {getattr(course, key)!r}")
+    if problems:
+        raise CourseConfigError(f"{path}: " + "; ".join(problems))

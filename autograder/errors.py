@@ -1,0 +1,40 @@
+"""What can go wrong when the grader calls student code, as exceptions a suite can see.
+
+:class:`StudentError` is an ordinary exception: the student's code raised, and a property
+may expect that (``expect_raises``) or let hypothesis shrink the input that caused it.
+
+:class:`SandboxFailure` derives from ``BaseException`` on purpose. A timeout, a crash, a
+resource limit, an import error or a missing implementation ends the property at once:
+hypothesis does not catch ``BaseException``, so it does not spend the time budget shrinking
+a hang. The message names the call that failed and its arguments.
+"""
+
+from __future__ import annotations
+
+
+class StudentError(Exception):
+    """The student's code raised ``type_name`` during ``call``."""
+
+    def __init__(self, call: str, info: dict):
+        self.call = call
+        self.type_name = str(info.get("type", "Exception"))
+        self.mro = [str(name) for name in info.get("mro", [])]
+        self.message = str(info.get("message", ""))
+        self.traceback = str(info.get("traceback", ""))
+        super().__init__(f"{call} raised {self.type_name}: {self.message}")
+
+    def is_a(self, *names: str) -> bool:
+        """Whether the student's exception is, or derives from, a class with one of ``names``."""
+        return any(name in self.mro for name in names)
+
+
+class SandboxFailure(BaseException):
+    """The property cannot go on: ``kind`` is timeout, crash, import, not_implemented, budget or protocol."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+class GraderError(Exception):
+    """The grader itself cannot run (bad course, broken suite); never the student's fault."""

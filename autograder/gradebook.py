@@ -1,0 +1,89 @@
+"""The gradebook: a SQLite record of every grading run, and ``grades.csv`` made from it.
+
+Each run stores the submission's name and content hash, the course's seed, the engine
+version, a hash of the course (its ``course.yaml``, suites and solutions), the isolation
+mode, the time taken and the per-test results. A submission whose latest grading has the
+same hashes, seed and engine version is already graded and can be skipped.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import sqlite3
+from pathlib import Path
+
+from .config import Course
+from .report import exercise_scores
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS gradings (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    submission TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    course_digest TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    engine_version TEXT NOT NULL,
+    isolation TEXT NOT NULL,
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    seconds REAL NOT NULL,
+    graded_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    grading_id INTEGER NOT NULL REFERENCES gradings(id),
+    exercise TEXT NOT NULL,
+    test TEXT NOT NULL,
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    status TEXT NOT NULL
+);
+"""
+
+
+class Gradebook:
+    """``gradebook.sqlite`` in the output folder."""
+
+    def __init__(self, folder: Path):
+        self.connection = sqlite3.connect(folder / "gradebook.sqlite")
+        self.connection.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def is_current(self, name: str, key: dict) -> bool:
+        """Whether ``name``'s latest grading was done with exactly this key."""
+        row = self.connection.execute(
+            "SELECT digest, course_digest, seed, engine_version FROM gradings "
+            "WHERE submission = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+        return row == (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
+
+    def record(self, name: str, key: dict, isolation: str, document: dict, max_score: int, seconds: float) -> None:
+        with self.connection:
+            cursor = self.connection.execute(
+                "INSERT INTO gradings (submission, digest, course_digest, seed, engine_version, isolation,"
+                " score, max_score, seconds, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], isolation,
+                 document["score"], max_score, round(seconds, 3),
+                 datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")))
+            self.connection.executemany(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",
+                [(cursor.lastrowid, t["extra_data"]["exercise"], t["name"], t["score"], t["max_score"], t["status"])
+                 for t in document["tests"]])
+
+    def write_csv(self, course: Course, path: Path) -> None:
+        """One row per submission (its latest grading): total and per-exercise scores."""
+        latest = self.connection.execute(
+            "SELECT id, submission, digest, score, graded_at FROM gradings WHERE id IN "
+            "(SELECT MAX(id) FROM gradings GROUP BY submission) ORDER BY submission").fetchall()
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["submission", "score", "max_score", *(e.module for e in course.exercises),
+                             "digest", "graded_at"])
+            for grading_id, name, digest, score, graded_at in latest:
+                tests = self.connection.execute(
+                    "SELECT exercise, score, max_score FROM results WHERE grading_id = ?", (grading_id,)).fetchall()
+                document = {"tests": [{"extra_data": {"exercise": e}, "score": s, "max_score": m} for e, s, m in tests]}
+                scores = exercise_scores(course, document)
+                writer.writerow([name, f"{score:g}", course.max_score,
+                                 *(f"{scores[e.module][0]:g}" for e in course.exercises), digest, graded_at])

@@ -1,0 +1,113 @@
+"""Grading one submission, and many in parallel with a progress bar and a gradebook.
+
+Each submission is graded in a fresh grader process (``python -m autograder grade-one``),
+so no state of one grading can reach the next; that process runs the suites, which start
+the sandboxed workers. The batch keeps going whatever happens to one submission.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import __version__
+from .config import Course
+from .gradebook import Gradebook
+from .plugin import run_suites
+from .report import gradescope_results, unreadable_results, write_reports
+from .sandbox import isolation, isolation_note
+from .submission import Staged, SubmissionError, stage
+
+
+def grade_staged(course: Course, staged: Staged, public_only: bool = False) -> dict:
+    """Run the suites on a staged submission here and return its ``results.json`` document."""
+    results, seconds = run_suites(course, staged.root, public_only)
+    return gradescope_results(course, results, [isolation_note(), *staged.notes], seconds)
+
+
+def course_digest(course: Course) -> str:
+    """A hash of everything that decides a grade besides the submission."""
+    files = [course.root / "course.yaml", *(course.path(e.suite) for e in course.exercises)]
+    files += sorted(course.path(course.solutions).rglob("*.py"))
+    files += [course.path(m) for m in course.sandbox.support_modules]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
+               console: Console) -> list[tuple[str, dict | None, str]]:
+    """Grade every ``(name, path)`` into ``out/<name>/``; return ``(name, document, note)`` rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    book = Gradebook(out)
+    rows: dict[str, tuple[str, dict | None, str]] = {}
+    todo: list[tuple[str, Staged, dict]] = []
+    common = {"course_digest": course_digest(course), "seed": course.hypothesis.seed, "engine_version": __version__}
+    for name, path in submissions:
+        if name in rows or any(name == t[0] for t in todo):
+            rows[name + " (again)"] = (name, None, f"two submissions are named {name}; {path} was not graded")
+            continue
+        try:
+            staged = stage(course, path)
+        except SubmissionError as error:
+            document = unreadable_results(course, f"The submission could not be read: {error}")
+            write_reports(course, out / name, name, document)
+            book.record(name, {**common, "digest": "unreadable"}, isolation(), document, course.max_score, 0.0)
+            rows[name] = (name, document, "unreadable")
+            continue
+        key = {**common, "digest": staged.digest}
+        if not force and book.is_current(name, key) and (out / name / "results.json").is_file():
+            rows[name] = (name, json.loads((out / name / "results.json").read_text()), "unchanged, skipped")
+            staged.remove()
+            continue
+        todo.append((name, staged, key))
+    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, console=console, transient=False) as progress, ThreadPoolExecutor(max(1, jobs)) as pool:
+        bar = progress.add_task("", total=len(todo))
+        running = {pool.submit(_grade_in_child, course, name, staged, out / name): (name, staged, key)
+                   for name, staged, key in todo}
+        for future in as_completed(running):
+            name, staged, key = running[future]
+            document, seconds, problem = future.result()
+            staged.remove()
+            if document is None:
+                rows[name] = (name, None, problem)
+            else:
+                book.record(name, key, isolation(), document, course.max_score, seconds)
+                rows[name] = (name, document, f"{seconds:.1f} s")
+            progress.update(bar, advance=1, description=name)
+    book.write_csv(course, out / "grades.csv")
+    book.close()
+    return [rows[name] for name in sorted(rows)]
+
+
+def _grade_in_child(course: Course, name: str, staged: Staged, folder: Path) -> tuple[dict | None, float, str]:
+    """Grade in a fresh grader process; returns the document (or None), the seconds and a problem."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "grader.log"
+    command = [sys.executable, "-m", "autograder", "grade-one", str(staged.root), str(folder),
+               "--name", name, "--course", str(course.root / "course.yaml"), "--notes", json.dumps(staged.notes)]
+    limit = sum(course.limits.exercise_seconds for _ in course.exercises) + 120
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="autograder-grader-") as scratch, log.open("wb") as output:
+        env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": scratch}
+        try:
+            code = subprocess.run(command, cwd=scratch, env=env, stdout=output, stderr=output, timeout=limit).returncode
+        except subprocess.TimeoutExpired:
+            code = "timeout"
+    seconds = time.monotonic() - started
+    if code == 0 and (folder / "results.json").is_file():
+        log.unlink()
+        return json.loads((folder / "results.json").read_text(encoding="utf-8")), seconds, ""
+    return None, seconds, f"the grader failed ({code}); see {log}"

@@ -1,0 +1,217 @@
+"""The pytest plugin that turns a course's property suites into a grade.
+
+It runs in the trusted grader process. For each test it starts a sandbox session on the
+submission (the ``student`` fixture), imports the reference (``reference``), loads the
+course's hypothesis profile, checks each test's points against ``course.yaml``, and records
+one :class:`PropertyResult` per test with feedback fit for the test's visibility.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+from .config import Course
+from .errors import GraderError, SandboxFailure, StudentError
+from .proxy import MissingName, Session
+from .sandbox import Layout, Limits
+
+PROFILE = "autograder"
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """One graded property, as reports and the gradebook see it."""
+
+    exercise: str
+    name: str
+    points: int
+    score: int
+    passed: bool
+    hidden: bool
+    output: str
+
+
+class GradingPlugin:
+    """Registered with ``pytest.main(plugins=[...])`` for one submission."""
+
+    def __init__(self, course: Course, submission: Path, public_only: bool = False):
+        self.course = course
+        self.submission = submission
+        self.public_only = public_only
+        self.results: list[PropertyResult] = []
+        self.problems: list[str] = []
+        self.spent = {e.module: 0.0 for e in course.exercises}
+        self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
+
+    # --- configuration and collection -------------------------------------------------
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "points(n): the points a property is worth")
+        config.addinivalue_line("markers", "hidden: feedback shows only the property's name and a one-line reason")
+        settings.register_profile(
+            PROFILE, max_examples=self.course.hypothesis.max_examples, database=None, deadline=None,
+            print_blob=False, report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.generate, Phase.shrink],
+        )
+        settings.load_profile(PROFILE)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.problems.append(f"{report.nodeid}: the suite could not be loaded:\n{report.longreprtext}")
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        totals = dict.fromkeys(self.spent, 0)
+        for item in items:
+            module = self.suite_of.get(Path(item.path).resolve())
+            marker = item.get_closest_marker("points")
+            if module is None:
+                self.problems.append(f"{item.nodeid}: not a suite named in course.yaml")
+                continue
+            if marker is None or len(marker.args) != 1 or type(marker.args[0]) is not int or marker.args[0] <= 0:
+                self.problems.append(f"{item.nodeid}: needs @pytest.mark.points(n) with a positive whole number")
+                continue
+            item.stash[_EXERCISE] = module
+            totals[module] += marker.args[0]
+        for exercise in self.course.exercises:
+            if totals[exercise.module] != exercise.points:
+                self.problems.append(f"{exercise.suite}: properties are worth {totals[exercise.module]} points, "
+                                     f"course.yaml gives {exercise.module} {exercise.points}")
+        if self.public_only:
+            items[:] = [item for item in items if item.get_closest_marker("hidden") is None]
+
+    # --- fixtures -----------------------------------------------------------------------
+    @pytest.fixture(name="course")
+    def course_fixture(self) -> Course:
+        return self.course
+
+    @pytest.fixture
+    def sandbox(self, request: pytest.FixtureRequest):
+        exercise = self.course.exercise(request.node.stash[_EXERCISE])
+        limits = self.course.limits
+        left = limits.exercise_seconds - self.spent[exercise.module]
+        call_seconds = exercise.call_seconds or limits.call_seconds
+        session = Session(
+            Layout(
+                submission=self.submission,
+                support_modules=tuple(self.course.path(m) for m in self.course.sandbox.support_modules),
+                readonly_paths=tuple(self.course.path(p) for p in self.course.sandbox.readonly_paths),
+                env={k: v.format(root=self.course.root) for k, v in self.course.sandbox.env.items()},
+            ),
+            Limits(call_seconds=call_seconds, cpu_seconds=int(limits.property_seconds + call_seconds) + 1,
+                   memory_mb=limits.memory_mb, processes=limits.processes, file_mb=limits.file_mb,
+                   open_files=limits.open_files, message_mb=limits.message_mb),
+            budget_seconds=min(limits.property_seconds, left),
+        )
+        if left <= 0:
+            raise SandboxFailure("budget", f"the time budget of {limits.exercise_seconds:g} s for {exercise.module} is used up")
+        yield session
+        session.close()
+        self.spent[exercise.module] += session.spent
+
+    @pytest.fixture
+    def student(self, sandbox: Session, request: pytest.FixtureRequest):
+        return sandbox.module(f"{self.course.package}.{request.node.stash[_EXERCISE]}")
+
+    @pytest.fixture
+    def reference(self, request: pytest.FixtureRequest):
+        return importlib.import_module(f"{self.course.solutions}.{request.node.stash[_EXERCISE]}")
+
+    # --- results ------------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        if _EXERCISE not in item.stash or not (report.when == "call" or report.failed):
+            return
+        if item.stash.get(_RECORDED, False):
+            return
+        item.stash[_RECORDED] = True
+        points = item.get_closest_marker("points").args[0]
+        hidden = item.get_closest_marker("hidden") is not None
+        output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden)
+        self.results.append(PropertyResult(
+            exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
+            score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
+        ))
+
+
+_EXERCISE = pytest.StashKey[str]()
+_FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")
+_RECORDED = pytest.StashKey[bool]()
+
+
+def _feedback(item: pytest.Item, error: BaseException | None, hidden: bool) -> str:
+    """What a student reads about a failed property."""
+    error = _leaf(error)
+    doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+    summary = doc[0] if doc else item.originalname
+    if hidden:
+        return f"{summary} — {_reason(error)}."
+    notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
+                      if not _FIXTURE_LINE.match(line))
+    lines = [summary, "", str(error) if error is not None else "failed"]
+    if isinstance(error, StudentError) and error.traceback.strip():
+        lines += ["", "Where it was raised:", error.traceback.replace("/sandbox/submission/", "").rstrip()]
+    if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
+        lines[2] = f"the grader hit an internal error ({type(error).__name__}: {error}); tell your instructor"
+    if notes:
+        lines += ["", notes.strip()]
+    return "\n".join(lines)
+
+
+def _leaf(error: BaseException | None) -> BaseException | None:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def _reason(error: BaseException | None) -> str:
+    if isinstance(error, SandboxFailure):
+        return {"timeout": "timed out", "crash": "the code crashed", "import": "the module could not be imported",
+                "not_implemented": "not implemented yet", "budget": "time budget used up"}.get(error.kind, "failed")
+    if isinstance(error, StudentError):
+        return f"raised {error.type_name}"
+    if isinstance(error, AssertionError):
+        return "wrong result"
+    if isinstance(error, AttributeError):
+        return "a name is missing"
+    return "failed"
+
+
+def run_suites(course: Course, submission: Path, public_only: bool = False,
+               exercises: list[str] | None = None) -> tuple[list[PropertyResult], float]:
+    """Grade one prepared submission in this process; returns the results and the seconds taken."""
+    plugin = GradingPlugin(course, submission, public_only)
+    chosen = [e for e in course.exercises if exercises is None or e.module in exercises]
+    args = [str(course.path(e.suite)) for e in chosen] + [
+        "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
+        "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
+        f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
+    ]
+    started = time.monotonic()
+    with _on_path(course.root):
+        code = pytest.main(args, plugins=[plugin])
+    if plugin.problems:
+        raise GraderError("the course's suites are broken:\n" + "\n".join(plugin.problems))
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise GraderError(f"pytest stopped with {pytest.ExitCode(code).name} while grading")
+    return plugin.results, time.monotonic() - started
+
+
+@contextlib.contextmanager
+def _on_path(root: Path) -> Iterator[None]:
+    """Put the course root first on ``sys.path`` (for the solutions and suites) for a while."""
+    sys.path.insert(0, str(root))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(root))

@@ -1,0 +1,153 @@
+"""Student objects seen from the grader: remote proxies over a sandboxed worker.
+
+A :class:`Session` is one property's view of one submission. ``session.module(name)``
+returns a :class:`Remote` for a module imported in the worker; attribute access and calls
+on it are requests to the worker, and their results come back as plain data, or as new
+``Remote`` objects when they are not plain data (a tokenizer instance, a bound method):
+
+    tok = student.SpecialTokenizer()     # a Remote for the object living in the worker
+    tok.train("the cat", 3)              # a call in the worker
+    tok.vocab_size                       # plain data: an int
+    reference.tokens_per_char(encoders.utf8_bytes, texts)   # a Remote can be passed back
+
+The session starts its worker on first use, restarts it after a crash, enforces the call
+time limit and the property's time budget, and turns every failure into a
+:class:`~autograder.errors.StudentError` or a :class:`~autograder.errors.SandboxFailure`.
+"""
+
+from __future__ import annotations
+
+import reprlib
+import time
+from typing import Any, Callable
+
+from . import codec
+from .errors import SandboxFailure, StudentError
+from .sandbox import Layout, Limits, Worker
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 6
+
+
+_PROBES = frozenset({"execute_example", "setup_example", "teardown_example"})
+
+
+class MissingName(AttributeError):
+    """A name the suite asked for does not exist in the student's code."""
+
+
+class Remote:
+    """An object that lives in the worker; every attribute and call is a request."""
+
+    __slots__ = ("_session", "_number", "_generation", "_label")
+
+    def __init__(self, session: "Session", number: int, generation: int, label: str):
+        object.__setattr__(self, "_session", session)
+        object.__setattr__(self, "_number", number)
+        object.__setattr__(self, "_generation", generation)
+        object.__setattr__(self, "_label", label)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("_", "hypothesis_internal")) or name in _PROBES:
+            raise AttributeError(name)  # dunders and the probes of test tools never reach the student
+        return self._session._ask({"op": "getattr", "target": self, "name": name}, f"{self._label}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        shown = ", ".join([*map(_short.repr, args), *(f"{k}={_short.repr(v)}" for k, v in kwargs.items())])
+        message = {"op": "call", "target": self, "args": list(args), "kwargs": kwargs}
+        return self._session._ask(message, f"{self._label}({shown})")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("student objects are read through calls, not assignment")
+
+    def __repr__(self) -> str:
+        return f"<student {self._label}>"
+
+
+class Session:
+    """The worker behind one property, with its time limits."""
+
+    def __init__(self, layout: Layout, limits: Limits, budget_seconds: float,
+                 clock: Callable[[], float] = time.monotonic):
+        self.layout = layout
+        self.limits = limits
+        self.budget = budget_seconds
+        self.spent = 0.0
+        self.clock = clock
+        self.worker: Worker | None = None
+        self.generation = 0
+
+    def module(self, name: str) -> Remote:
+        """A module imported in the worker (the student's, or a course support module)."""
+        return self._ask({"op": "import", "module": name}, f"import {name}")
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+    def _ask(self, message: dict, call: str) -> Any:
+        left = self.budget - self.spent
+        if left <= 0:
+            raise SandboxFailure("budget", f"{call}: the time budget of {self.budget:g} s for this property is used up")
+        if self.worker is None:
+            self.worker = Worker(self.layout, self.limits)
+            self.generation += 1
+        payload = codec.dumps(message, self._handle_out)
+        started = self.clock()
+        try:
+            answer = self.worker.request(payload, min(self.limits.call_seconds, left))
+        except SandboxFailure as failure:
+            self.worker = None
+            raise SandboxFailure(failure.kind, f"{call}: {failure}") from None
+        finally:
+            self.spent += self.clock() - started
+        try:
+            reply = codec.loads(answer, self._handle_in(self._label_for(message, call)))
+        except codec.CodecError as error:
+            self.close()
+            raise SandboxFailure("protocol", f"{call}: the worker's answer was not valid data ({error})") from None
+        if type(reply) is not dict or len(reply) != 1 or not ({"ok", "error"} & reply.keys()):
+            self.close()
+            raise SandboxFailure("protocol", f"{call}: the worker's answer had the wrong shape")
+        if "ok" in reply:
+            return reply["ok"]
+        raise self._failure(call, reply["error"], message)
+
+    def _failure(self, call: str, info: Any, message: dict) -> BaseException:
+        if type(info) is not dict:
+            return SandboxFailure("protocol", f"{call}: the worker's error report had the wrong shape")
+        error = StudentError(call, info)
+        if message["op"] == "import":
+            if error.is_a("ModuleNotFoundError") and f"'{message['module']}'" in error.message:
+                return SandboxFailure("import", f"{message['module']} is missing from the submission")
+            where = (error.traceback.strip() or error.message).replace("/sandbox/submission/", "")
+            return SandboxFailure("import", f"{call} failed with {error.type_name}: {error.message}\n{where}")
+        if message["op"] == "getattr" and error.is_a("AttributeError"):
+            return MissingName(f"{call} does not exist in the submission ({error.message})")
+        if error.is_a("NotImplementedError"):
+            return SandboxFailure("not_implemented", f"{call}: not implemented yet")
+        return error
+
+    def _handle_out(self, value: Any) -> Any:
+        if isinstance(value, Remote) and value._session is self:
+            if value._generation != self.generation:
+                raise SandboxFailure("protocol", f"{value!r} belonged to a worker that has since stopped")
+            return {"$handle": value._number}
+        raise codec.CodecError(f"cannot send {type(value).__name__} to student code (only plain data and student objects)")
+
+    @staticmethod
+    def _label_for(message: dict, call: str) -> str | None:
+        """How a returned object is named in messages: ``ex1.f``, ``Tok.train``; None: its type."""
+        if message["op"] == "import":
+            return message["module"].rsplit(".", 1)[-1]
+        return call if message["op"] == "getattr" else None
+
+    def _handle_in(self, label: str | None) -> Callable[[Any], Remote]:
+        def build(body: Any) -> Remote:
+            if type(body) is not list or len(body) != 2 or type(body[0]) is not int or type(body[1]) is not str:
+                raise codec.CodecError("malformed $handle")
+            return Remote(self, body[0], self.generation, label or body[1])
+        return build

@@ -1,0 +1,78 @@
+"""What property suites import: assertions whose failures read well in feedback.
+
+A suite is an ordinary pytest module. The engine gives every test these fixtures:
+
+- ``student``: the student's module for the suite's exercise, living in the sandbox
+  (see :mod:`autograder.proxy`); calls return plain data;
+- ``reference``: the hidden reference module, imported in the grader;
+- ``sandbox``: the session itself, for ``sandbox.module("encoders")`` (a course support module);
+- ``course``: the validated course definition (for its data paths).
+
+and these markers: ``@pytest.mark.points(n)`` (required) and ``@pytest.mark.hidden``
+(feedback shows the property's name and a one-line reason only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import reprlib
+from typing import Any, Iterator
+
+from .errors import StudentError
+
+_shown = reprlib.Repr()
+_shown.maxstring = 120
+_shown.maxother = 120
+_shown.maxlist = _shown.maxtuple = _shown.maxdict = _shown.maxset = 12
+_shown.maxlevel = 4
+
+
+def show(value: Any) -> str:
+    """A short repr for feedback."""
+    return _shown.repr(value)
+
+
+def expect_equal(got: Any, expected: Any, what: str) -> None:
+    """Fail with ``what: expected ..., got ...`` unless the values are equal (types included)."""
+    if not _same(got, expected):
+        raise AssertionError(f"{what}: expected {show(expected)}, got {show(got)}")
+
+
+def expect_close(got: Any, expected: float, what: str, rel: float = 1e-9) -> None:
+    """Like :func:`expect_equal` for a float, within a relative tolerance."""
+    if type(got) not in (int, float) or not math.isclose(got, expected, rel_tol=rel, abs_tol=1e-12):
+        raise AssertionError(f"{what}: expected {expected!r} (within {rel:g}), got {show(got)}")
+
+
+def expect(condition: bool, message: str) -> None:
+    """Fail with ``message`` unless ``condition`` holds: for invariants."""
+    if not condition:
+        raise AssertionError(message)
+
+
+@contextlib.contextmanager
+def expect_raises(*names: str, what: str) -> Iterator[None]:
+    """The student's code inside must raise one of the exception classes ``names`` (or a subclass)."""
+    try:
+        yield
+    except StudentError as error:
+        if not error.is_a(*names):
+            raise AssertionError(f"{what}: expected {' or '.join(names)}, got {error.type_name}: {error.message}") from None
+        return
+    raise AssertionError(f"{what}: expected {' or '.join(names)}, but nothing was raised")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality that also checks types, so ``1 == True`` or ``[1] == (1,)`` do not pass."""
+    if isinstance(a, tuple) and isinstance(b, tuple):  # a named tuple equals its plain tuple
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return a == b

@@ -1,0 +1,135 @@
+"""The sandboxed worker: it imports student code and runs the calls the grader sends.
+
+This file runs inside the sandbox, as a script, next to ``codec.py`` (the only other engine
+file it can see). It talks to the grader over its original stdin and stdout with
+length-prefixed JSON frames; once started it points file descriptors 0, 1 and 2 at
+``/dev/null`` and a capped ``output.txt``, so nothing the student prints can reach the
+grader. Objects that are not plain data stay here, in a table of handles.
+
+Nothing here is trusted by the grader: a student can rewrite any of it at run time, which
+only changes what the student's own calls return.
+"""
+
+import importlib
+import json
+import os
+import resource
+import signal
+import struct
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import codec  # noqa: E402  (the sibling module, found through the line above)
+
+HEADER = struct.Struct(">I")
+
+
+def apply_limits(limits):
+    """Lower this process's resource limits, soft and hard, so student code cannot raise them."""
+    for name, value in limits.items():
+        resource.setrlimit(getattr(resource, name), (value, value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails, it doesn't kill
+
+
+def take_protocol_pipes(output_path):
+    """Keep the grader's pipes on private descriptors; send fds 0-2 elsewhere."""
+    inbox = os.fdopen(os.dup(0), "rb", buffering=0)
+    outbox = os.fdopen(os.dup(1), "wb", buffering=0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    output = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(null, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(null)
+    os.close(output)
+    return inbox, outbox
+
+
+def read_frame(inbox):
+    header = inbox.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (size,) = HEADER.unpack(header)
+    chunks, remaining = [], size
+    while remaining:
+        chunk = inbox.read(remaining)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def write_frame(outbox, payload):
+    outbox.write(HEADER.pack(len(payload)) + payload)
+
+
+class Handles:
+    """The objects the grader refers to by number; each object gets one number."""
+
+    def __init__(self):
+        self.objects = []
+        self.numbers = {}
+
+    def number(self, obj):
+        key = id(obj)
+        if key not in self.numbers:
+            self.numbers[key] = len(self.objects)
+            self.objects.append(obj)
+        return {"$handle": [self.numbers[key], type(obj).__name__]}
+
+    def get(self, number):
+        if type(number) is not int or not 0 <= number < len(self.objects):
+            raise LookupError(f"no object number {number}")
+        return self.objects[number]
+
+
+def describe_error(error, roots):
+    """Plain data about an exception: its class chain, message and the student's frames."""
+    try:
+        message = str(error)
+    except BaseException:  # a student's __str__ may itself raise
+        message = "<the exception's message could not be read>"
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(roots)]
+    lines = traceback.format_list(frames)
+    if isinstance(error, SyntaxError):
+        lines += traceback.format_exception_only(type(error), error)
+    return {
+        "type": type(error).__name__,
+        "mro": [cls.__name__ for cls in type(error).__mro__],
+        "message": message[:2000],
+        "traceback": "".join(lines)[-4000:],
+    }
+
+
+def serve(inbox, outbox, handles, roots):
+    """Answer requests until the grader closes the pipe."""
+    while (frame := read_frame(inbox)) is not None:
+        request = codec.loads(frame, handles.get)
+        try:
+            if request["op"] == "import":
+                result = importlib.import_module(request["module"])
+            elif request["op"] == "getattr":
+                result = getattr(request["target"], request["name"])
+            else:
+                result = request["target"](*request["args"], **request["kwargs"])
+            reply = {"ok": result}
+            payload = codec.dumps(reply, handles.number)
+        except BaseException as error:  # SystemExit and friends are the student's too
+            reply = {"error": describe_error(error, roots)}
+            payload = codec.dumps(reply)
+        write_frame(outbox, payload)
+
+
+def main():
+    config = json.loads(sys.argv[1])
+    inbox, outbox = take_protocol_pipes(config["output"])
+    apply_limits(config["limits"])
+    sys.path[:0] = config["path"]
+    sys.dont_write_bytecode = True
+    serve(inbox, outbox, Handles(), tuple(config["path"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""The wire codec keeps plain data exact and refuses everything else."""
+
+import json
+import math
+from collections import namedtuple
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from autograder import codec
+
+Step = namedtuple("Step", "rank pair token")
+
+plain_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
+hashable = st.recursive(plain_leaves, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3), max_leaves=6)
+plain = st.recursive(
+    plain_leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(hashable, inner, max_size=3)
+    | st.sets(hashable, max_size=3) | st.builds(Step, inner, inner, inner),
+    max_leaves=20,
+)
+
+
+def same(a, b):
+    """Equal and of the same types all the way down (a decoded named tuple is a fresh class)."""
+    if isinstance(a, tuple) and hasattr(a, "_fields"):
+        return type(b).__name__ == type(a).__name__ and b._fields == a._fields and all(map(same, a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+@settings(database=None, derandomize=True, deadline=None, max_examples=300)
+@given(plain)
+def test_round_trip_keeps_values_and_types(value):
+    assert same(codec.loads(codec.dumps(value)), value)
+
+
+def test_floats_and_big_ints_are_exact():
+    values = [0.1 + 0.2, 1e-310, -0.0, math.inf, 2**200, -(2**70)]
+    back = codec.loads(codec.dumps(values))
+    assert [repr(v) for v in back] == [repr(v) for v in values]
+
+
+def test_lone_surrogates_survive():
+    assert codec.loads(codec.dumps("\ud800x")) == "\ud800x"
+
+
+def test_objects_need_a_handle_hook():
+    with pytest.raises(codec.CodecError, match="object is not plain data"):
+        codec.dumps(object())
+    assert codec.encode(object(), lambda obj: {"$handle": 7}) == {"$handle": 7}
+    assert codec.decode({"$handle": 7}, lambda body: ("obj", body)) == ("obj", 7)
+
+
+@pytest.mark.parametrize("wire", [
+    b'{"$eval": "1"}', b'{"a": 1, "b": 2}', b'{"$tuple": 3}', b'{"$dict": [[1]]}', b'{"$bytes": "!!"}',
+    b'{"$dict": [[[1], 2]]}', b'{"$named": ["1x", ["a"], [1]]}', b'{"$named": ["T", ["a", "a"], [1, 2]]}',
+    b'{"$named": "T"}', b'{"$handle": 1}', b"not json", b"[" * 5000,
+])
+def test_malformed_messages_are_refused(wire):
+    with pytest.raises(codec.CodecError):
+        codec.loads(wire)
+
+
+def test_deep_nesting_is_refused():
+    value = []
+    for _ in range(codec.MAX_DEPTH + 5):
+        value = [value]
+    with pytest.raises(codec.CodecError, match="deeper"):
+        codec.dumps(value)
+    with pytest.raises(codec.CodecError):
+        codec.loads(json.dumps(value).encode())

@@ -1,0 +1,80 @@
+"""course.yaml: the real one loads; malformed ones get one clear message naming the key."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.config import CourseConfigError, load_course
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_course_loads():
+    course = load_course(ROOT / "course.yaml")
+    assert course.max_score == 100
+    assert [e.module for e in course.exercises] == [
+        "ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity"]
+    assert course.hypothesis.seed == 20261130
+
+
+def write_variant(tmp_path: Path, change) -> Path:
+    """The real course.yaml, changed by ``change(dict)``, next to copies of what it points at."""
+    raw = yaml.safe_load((ROOT / "course.yaml").read_text())
+    change(raw)
+    for name in ("suites", "solutions", "exercises", "tokcourse", "samples"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    path = tmp_path / "course.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c.pop("hypothesis"), "hypothesis: required key is missing"),
+    (lambda c: c["hypothesis"].update(seed="soon"), "hypothesis.seed: Input should be a valid integer"),
+    (lambda c: c["exercises"][1].update(points=-5), "exercises[1].points: Input should be greater than 0"),
+    (lambda c: c["exercises"][0].update(pionts=3), "exercises[0].pionts: unknown key"),
+    (lambda c: c["exercises"][2].update(module="ex3-wordpiece"), "exercises[2].module: String should match pattern"),
+    (lambda c: c["exercises"].append(dict(c["exercises"][0])), "exercise module listed twice: ex1_merge_tracing"),
+    (lambda c: c.update(total_points=90), "exercise points add up to 100, but total_points is 90"),
+    (lambda c: c["exercises"][4].update(suite="suites/missing.py"), "exercises[4].suite: no such file 'suites/missing.py'"),
+    (lambda c: c["limits"].update(call_seconds=0), "limits.call_seconds: Input should be greater than 0"),
+    (lambda c: c["sandbox"]["env"].update({"BAD NAME": "x"}), "sandbox.env: Value error, 'BAD NAME' is not an environment"),
+    (lambda c: c.update(exercises=[]), "exercises: List should have at least 1 item"),
+])
+def test_schema_errors_name_the_key(tmp_path, change, message):
+    with pytest.raises(CourseConfigError) as caught:
+        load_course(write_variant(tmp_path, change))
+    assert message.replace("Value error, ", "") in str(caught.value)
+
+
+def test_yaml_syntax_error_gives_the_line(tmp_path):
+    path = tmp_path / "course.yaml"
+    path.write_text("title: x\nexercises: [\n  - module: a\n")
+    with pytest.raises(CourseConfigError, match=r"line \d+, column \d+: not valid YAML"):
+        load_course(path)
+
+
+@pytest.mark.parametrize("text, message", [("", "top level must be a mapping"), ("- a\n- b\n", "top level must be a mapping")])
+def test_wrong_top_level(tmp_path, text, message):
+    path = tmp_path / "course.yaml"
+    path.write_text(text)
+    with pytest.raises(CourseConfigError, match=message):
+        load_course(path)
+
+
+def test_missing_file():
+    with pytest.raises(CourseConfigError, match="no such file"):
+        load_course("/nonexistent/course.yaml")
+
+
+def test_command_line_reports_without_traceback(tmp_path):
+    path = tmp_path / "course.yaml"
+    path.write_text("title: [unclosed\n")
+    run = subprocess.run([sys.executable, "-m", "autograder", "--course", str(path), "check"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2
+    assert "not valid YAML" in run.stderr
+    assert "Traceback" not in run.stderr + run.stdout
