@@ -6,6 +6,7 @@
   zips into ``DIR/<name>/results.json`` and ``feedback.md``, ``DIR/grades.csv`` and
   ``DIR/gradebook.sqlite``. Exits 0 whenever grading ran, whatever the scores.
 - ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
+- ``bench [SUBMISSION]``: measures the sandbox's overhead and grading throughput.
 
 Problems with the course, a submission or the grader print one clear message and exit 2.
 """
@@ -62,6 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     demo.set_defaults(run=_demo, force=True)
 
+    bench = commands.add_parser("bench", help="measure sandbox overhead, grading time and batch throughput")
+    bench.add_argument("submission", nargs="?", type=Path, help="default: the course's first sample")
+    bench.add_argument("--copies", type=int, default=20)
+    bench.add_argument("--out", type=Path, default=Path("out/bench"))
+    bench.set_defaults(run=_bench)
+
     one = commands.add_parser("grade-one", help=argparse.SUPPRESS)
     one.add_argument("staged", type=Path)
     one.add_argument("out", type=Path)
@@ -107,6 +114,15 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
     console.print(f"Reports: {args.out}/<name>/results.json and feedback.md; {args.out}/grades.csv", highlight=False)
     failed = [name for name, document, _ in rows if document is None]
     return 2 if failed else 0
+
+
+def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .bench import run
+
+    if args.submission is None and not course.samples:
+        raise GraderError("name a submission to benchmark: the course lists no samples")
+    run(course, args.submission or course.path(course.samples[0].path), args.copies, args.out, console)
+    return 0
 
 
 def _grade_one(course: Course, args: argparse.Namespace, console: Console) -> int:

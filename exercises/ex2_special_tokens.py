@@ -119,10 +119,10 @@ class SpecialTokenizer:
         gives ``[]`` (or ``[1]`` with ``add_eos``).
 
         Raises ``TypeError`` naming ``text`` when it is not a ``str``; ``TypeError``
-        naming ``allowed_special`` when it is not ``"all"``, ``"none"``, a set, a list or
-        a tuple (any other string is a ``TypeError`` too); ``ValueError`` naming
-        ``allowed_special`` when the collection holds anything that is not one of the
-        three special-token strings; ``TypeError`` naming ``add_eos`` when it is not a
+        naming ``allowed_special`` when it is neither a string nor a set, list or tuple;
+        ``ValueError`` naming ``allowed_special`` when it is a string other than ``"all"``
+        and ``"none"``, or a collection holding anything that is not one of the three
+        special-token strings; ``TypeError`` naming ``add_eos`` when it is not a
         ``bool``.
         """
         raise NotImplementedError("SpecialTokenizer.encode is not implemented yet")

@@ -1,0 +1,1 @@
+"""Hidden reference solutions of the five graded exercises (never shown to students)."""
