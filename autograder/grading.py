@@ -28,6 +28,8 @@ from .report import gradescope_results, unreadable_results, write_reports
 from .sandbox import isolation, isolation_note
 from .submission import Staged, SubmissionError, stage
 
+ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autograder` is found
+
 
 def grade_staged(course: Course, staged: Staged, public_only: bool = False) -> dict:
     """Run the suites on a staged submission here and return its ``results.json`` document."""
@@ -96,12 +98,13 @@ def _grade_in_child(course: Course, name: str, staged: Staged, folder: Path) -> 
     """Grade in a fresh grader process; returns the document (or None), the seconds and a problem."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "grader.log"
-    command = [sys.executable, "-m", "autograder", "grade-one", str(staged.root), str(folder),
-               "--name", name, "--course", str(course.root / "course.yaml"), "--notes", json.dumps(staged.notes)]
+    command = [sys.executable, "-m", "autograder", "--course", str(course.root / "course.yaml"), "grade-one",
+               str(staged.root), str(folder), "--name", name, "--notes", json.dumps(staged.notes)]
     limit = sum(course.limits.exercise_seconds for _ in course.exercises) + 120
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="autograder-grader-") as scratch, log.open("wb") as output:
-        env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": scratch}
+        env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": scratch,
+               "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         try:
             code = subprocess.run(command, cwd=scratch, env=env, stdout=output, stderr=output, timeout=limit).returncode
         except subprocess.TimeoutExpired:
@@ -110,4 +113,4 @@ def _grade_in_child(course: Course, name: str, staged: Staged, folder: Path) -> 
     if code == 0 and (folder / "results.json").is_file():
         log.unlink()
         return json.loads((folder / "results.json").read_text(encoding="utf-8")), seconds, ""
-    return None, seconds, f"the grader failed ({code}); see {log}"
+    return None, seconds, f"grader failed ({code}), see {name}/grader.log"

@@ -44,8 +44,10 @@ class PropertyResult:
 class GradingPlugin:
     """Registered with ``pytest.main(plugins=[...])`` for one submission."""
 
-    def __init__(self, course: Course, submission: Path, public_only: bool = False):
+    def __init__(self, course: Course, submission: Path, public_only: bool = False,
+                 exercises: list[str] | None = None):
         self.course = course
+        self.chosen = [e for e in course.exercises if exercises is None or e.module in exercises]
         self.submission = submission
         self.public_only = public_only
         self.results: list[PropertyResult] = []
@@ -81,7 +83,7 @@ class GradingPlugin:
                 continue
             item.stash[_EXERCISE] = module
             totals[module] += marker.args[0]
-        for exercise in self.course.exercises:
+        for exercise in self.chosen:
             if totals[exercise.module] != exercise.points:
                 self.problems.append(f"{exercise.suite}: properties are worth {totals[exercise.module]} points, "
                                      f"course.yaml gives {exercise.module} {exercise.points}")
@@ -190,9 +192,8 @@ def _reason(error: BaseException | None) -> str:
 def run_suites(course: Course, submission: Path, public_only: bool = False,
                exercises: list[str] | None = None) -> tuple[list[PropertyResult], float]:
     """Grade one prepared submission in this process; returns the results and the seconds taken."""
-    plugin = GradingPlugin(course, submission, public_only)
-    chosen = [e for e in course.exercises if exercises is None or e.module in exercises]
-    args = [str(course.path(e.suite)) for e in chosen] + [
+    plugin = GradingPlugin(course, submission, public_only, exercises)
+    args = [str(course.path(e.suite)) for e in plugin.chosen] + [
         "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
         f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",

@@ -117,9 +117,12 @@ def print_check(console: Console, course: Course, document: dict) -> None:
 def print_grades(console: Console, course: Course, rows: list[tuple[str, dict | None, str]]) -> None:
     """The batch summary: one row per submission, one column per exercise."""
     table = Table(title=f"{course.title}: grades")
-    table.add_column("submission")
-    for exercise in course.exercises:
-        table.add_column(f"{exercise.module}\n/{exercise.points}", justify="right")
+    table.add_column("submission", no_wrap=True)
+    labels = [e.module.split("_")[0] for e in course.exercises]
+    if len(set(labels)) < len(labels):
+        labels = [e.module for e in course.exercises]
+    for label, exercise in zip(labels, course.exercises):
+        table.add_column(f"{label}\n/{exercise.points}", justify="right")
     table.add_column(f"total\n/{course.max_score}", justify="right")
     table.add_column("note")
     for name, document, note in rows:

@@ -55,7 +55,10 @@ def stage(course: Course, path: Path) -> Staged:
     root = Path(tempfile.mkdtemp(prefix="autograder-submission-"))
     try:
         files, notes = _read_zip(path) if path.suffix.lower() == ".zip" else _read_folder(path)
-        chosen = _choose_package(course, files, path)
+        try:
+            chosen = _choose_package(course, files, path)
+        except SubmissionError as error:
+            raise SubmissionError("; ".join([str(error), *notes])) from None
         package = root / course.package
         for relative, content in chosen.items():
             _write(package / relative, content)

@@ -1,0 +1,154 @@
+"""Hostile submissions at grading level: each attack costs only the properties it touches.
+
+Every attack below is the reference solution of exercise 1 with ``get_pair_counts``
+replaced by hostile code. The properties that call ``get_pair_counts`` must score 0, every
+other property of the exercise keeps its points, the grade completes, nothing outside the
+output folder changes and no sandbox process outlives the grading. (The process check
+of the batch test sees every grader on the machine: run it where no other grading runs.)
+"""
+
+import ast
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.config import load_course
+from autograder.plugin import run_suites
+from autograder.sandbox import _sandbox_uid, isolation
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE = load_course(ROOT / "course.yaml")
+EXERCISE = "ex1_merge_tracing"
+SUITE = ROOT / "suites" / f"{EXERCISE}.py"
+STRONG = isolation() == "bwrap"
+
+ATTACKS = {
+    "sys_exit": "import sys\n    sys.exit(0)",
+    "os_exit": "import os\n    os._exit(3)",
+    "hang": "while True:\n        pass",
+    "memory_bomb": "hog = []\n    while True:\n        hog.append(bytearray(64 << 20))",
+    "fork_bomb": ("import os, time\n    for _ in range(500):\n        try:\n            pid = os.fork()\n"
+                  "        except OSError:\n            break\n        if pid == 0:\n            time.sleep(120)\n"
+                  "            os._exit(0)\n    return {}"),
+    "read_solutions": f"return eval(open({str(ROOT / 'solutions' / 'ex1_merge_tracing.py')!r}).read()[:0] or '{{}}')",
+    "import_solutions": "from solutions.ex1_merge_tracing import get_pair_counts as real\n    return real(ids)",
+    "socket": ("import socket\n    socket.create_connection(('127.0.0.1', 80), timeout=1)\n"
+               "    return {}"),
+    "forge_results": ("import glob\n    for path in glob.glob('/tmp/**/results.json', recursive=True):\n"
+                      "        open(path, 'w').write('{\"score\": 100, \"tests\": []}')\n"
+                      "    raise RuntimeError('forged nothing')"),
+    "patch_builtins": "import builtins, sys\n    builtins.len = lambda x: 0\n    sys.modules['json'] = None\n    return {}",
+    "always_equal": "class Same:\n        def __eq__(self, other):\n            return True\n    return Same()",
+    "flood_output": "for _ in range(100):\n        print('x' * (1 << 20))\n    return {}",
+    "base_exception": "class Out(BaseException):\n        pass\n    raise Out('escape')",
+}
+
+
+def attacked_properties() -> set[str]:
+    """The suite's properties that call ``student.get_pair_counts``."""
+    tree = ast.parse(SUITE.read_text())
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+            and "student.get_pair_counts" in ast.unparse(node)}
+
+
+def submission(folder: Path, ex1_source: str | None) -> Path:
+    package = folder / "exercises"
+    shutil.copytree(ROOT / "solutions", package, ignore=shutil.ignore_patterns("__pycache__"))
+    if ex1_source is None:
+        (package / f"{EXERCISE}.py").unlink()
+    else:
+        (package / f"{EXERCISE}.py").write_text(ex1_source)
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
+
+
+def with_attack(body: str) -> str:
+    source = (ROOT / "solutions" / f"{EXERCISE}.py").read_text()
+    return source + f"\n\ndef get_pair_counts(ids):\n    {body}\n"
+
+
+def sandbox_processes(uids=range(200_000, 300_000)) -> set[str]:
+    """Processes running as a sandbox user (the uids graders drop to), as "uid pid" strings."""
+    out = subprocess.run(["ps", "-eo", "uid=,pid="], capture_output=True, text=True).stdout
+    return {" ".join(line.split()) for line in out.splitlines() if int(line.split()[0]) in uids}
+
+
+def own_sandbox_uid() -> range:
+    uid = _sandbox_uid()
+    return range(uid, uid + 1) if uid is not None else range(0)
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_costs_only_the_attacked_properties(tmp_path, attack):
+    if attack in ("read_solutions", "import_solutions", "socket") and not STRONG:
+        pytest.skip("needs bubblewrap: the weaker mode cannot hide files or the network")
+    results, _ = run_suites(COURSE, submission(tmp_path, with_attack(ATTACKS[attack])), exercises=[EXERCISE])
+    failed = {r.name for r in results if not r.passed}
+    targets = attacked_properties()
+    assert "test_pair_counts_overlapping_in_first_occurrence_order" in failed
+    assert failed <= targets, f"unattacked properties lost points: {failed - targets}"
+    assert sum(r.score for r in results) == COURSE.exercise(EXERCISE).points - sum(
+        r.points for r in results if r.name in failed)
+    assert sandbox_processes(own_sandbox_uid()) == set()
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def trace_merges(:\n", "SyntaxError"),
+    ("raise RuntimeError('boom at import')\n", "RuntimeError: boom at import"),
+    ("import sys\nsys.exit(0)\n", "SystemExit"),
+    (None, "exercises.ex1_merge_tracing is missing from the submission"),
+])
+def test_broken_module_fails_its_exercise_with_a_clear_message(tmp_path, source, message):
+    results, _ = run_suites(COURSE, submission(tmp_path, source), exercises=[EXERCISE])
+    assert results and all(not r.passed and r.score == 0 for r in results)
+    visible = [r for r in results if not r.hidden]
+    assert all(message in r.output for r in visible), visible[0].output
+    if source and "SyntaxError" in message:
+        assert 'File "exercises/ex1_merge_tracing.py", line 1' in visible[0].output
+
+
+def tree_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and ".venv" not in path.parts and "__pycache__" not in path.parts:
+            digest.update(str(path).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_batch_with_hostile_submissions_completes_and_touches_nothing_else(tmp_path):
+    """The CLI grades a mix of hostile submissions in parallel; the honest one gets full marks."""
+    subs = tmp_path / "subs"
+    submission(subs / "honest", (ROOT / "solutions" / f"{EXERCISE}.py").read_text())
+    submission(subs / "syntax", "def trace_merges(:\n")
+    submission(subs / "forger", with_attack(ATTACKS["forge_results"]))
+    with zipfile.ZipFile(subs / "escape.zip", "w") as archive:
+        archive.writestr("exercises/ex1_merge_tracing.py", "x = 1\n")
+        archive.writestr("../../outside.py", "print('escaped')\n")
+    (subs / "linked").mkdir()
+    (subs / "linked" / "ex1_merge_tracing.py").symlink_to(ROOT / "solutions" / f"{EXERCISE}.py")
+    before = tree_digest(ROOT)
+    running = sandbox_processes()  # other graders on this machine, if any, are not ours to judge
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", *sorted(str(p) for p in subs.iterdir()), "--out", str(out),
+         "--jobs", "2"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "COLUMNS": "200"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    scores = {line.split(",")[0]: float(line.split(",")[1]) for line in (out / "grades.csv").read_text().splitlines()[1:]}
+    assert scores["honest"] == 100
+    assert scores["syntax"] == 80
+    assert scores["escape"] == 0
+    assert "points outside the submission" in (out / "escape" / "feedback.md").read_text()
+    assert scores["linked"] == 0 and "links" in (out / "linked" / "feedback.md").read_text()
+    assert 80 <= scores["forger"] < 100
+    assert '"score": 100, "tests": []' not in (out / "honest" / "results.json").read_text()
+    assert not (tmp_path / "outside.py").exists() and not (subs.parent.parent / "outside.py").exists()
+    assert tree_digest(ROOT) == before
+    assert sandbox_processes() - running == set()
