@@ -106,12 +106,22 @@ def print_check(console: Console, course: Course, document: dict) -> None:
         table.add_row(exercise.module, f"{score:g} / {maximum:g}", f"[{style}]{passed} / {len(tests)}[/]",
                       "\n".join(failed[:6]) + (f"\n… {len(failed) - 6} more" if len(failed) > 6 else ""))
     console.print(table)
+    failures: dict[str, list[str]] = {}
     for test in document["tests"]:
         if test["status"] != "passed":
-            console.rule(f"[red]{test['name']}")
-            console.print(test["output"], markup=False, highlight=False)
+            failures.setdefault(_without_summary(test["output"]), []).append(test)
+    for tests in failures.values():
+        names = tests[0]["name"] if len(tests) == 1 else f"{len(tests)} properties of {tests[0]['extra_data']['exercise']}"
+        console.rule(f"[red]{names}")
+        console.print(tests[0]["output"] if len(tests) == 1 else _without_summary(tests[0]["output"]),
+                      markup=False, highlight=False)
     if document.get("output"):
         console.print(document["output"], markup=False, highlight=False)
+
+
+def _without_summary(output: str) -> str:
+    """A property's feedback without its first line (the property's own summary)."""
+    return output.split("\n", 1)[-1].strip()
 
 
 def print_grades(console: Console, course: Course, rows: list[tuple[str, dict | None, str]]) -> None:

@@ -54,7 +54,7 @@ def trace_merges(text, num_merges):
 
 
 def token_tree(steps, token_id):
-    made = {step.new_id: step.pair for step in steps}
+    made = {step[2]: step[1] for step in steps}  # steps may be plain tuples
     if type(token_id) is not int:
         raise TypeError("token_id must be an int")
     if 0 <= token_id < 256:
@@ -66,13 +66,13 @@ def token_tree(steps, token_id):
 
 
 def render_trace(steps):
+    vocab = {i: bytes([i]) for i in range(256)}
     lines = []
-    for step in steps:
-        vocab = {s.new_id: s.token for s in steps}
-        left, right = (vocab.get(i, bytes([i]) if i < 256 else b"?") for i in step.pair)
+    for rank, (left, right), new_id, count, token, length in steps:
+        vocab[new_id] = token
         show = lambda b: repr(b.decode("utf-8", errors="replace"))
-        lines.append(f"{step.rank}: {show(left)} + {show(right)} -> {show(step.token)}  "
-                     f"count={step.count}  length={step.length}")
+        lines.append(f"{rank}: {show(vocab[left])} + {show(vocab[right])} -> {show(token)}  "
+                     f"count={count}  length={length}")
     return "\n".join(lines)
 
 
