@@ -11,7 +11,8 @@ b'{"$dict":[[{"$tuple":[1,2]},[{"$bytes":"dGg="},3.5]]]}'
 >>> loads(wire)
 {(1, 2): [b'th', 3.5]}
 
-Anything else is replaced by a *handle*, ``{"$handle": body}``, through the ``other`` hook of
+Subclasses of these (a ``Counter``, an ``OrderedDict``, an ``IntEnum``) are sent as their
+plain base type. Anything else is replaced by a *handle*, ``{"$handle": body}``, through the ``other`` hook of
 :func:`encode`; the side that decodes turns handles back into objects with its ``handle``
 hook. The decoder never runs code from the message: it builds only the types above, and
 named tuples as fresh ``collections.namedtuple`` classes with validated field names.
@@ -25,6 +26,7 @@ from collections import namedtuple
 from typing import Any, Callable
 
 MAX_DEPTH = 200
+_PLAIN_BASES = (bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
 
 
 class CodecError(ValueError):
@@ -52,6 +54,9 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
     if isinstance(value, tuple) and hasattr(kind, "_fields"):
         fields = [str(name) for name in kind._fields]
         return {"$named": [kind.__name__, fields, [encode(item, other, down) for item in value]]}
+    for base in _PLAIN_BASES:  # a Counter is a dict, an IntEnum an int: send the plain value
+        if isinstance(value, base):
+            return encode(base(value), other, depth)
     if other is None:
         raise CodecError(f"{kind.__name__} is not plain data")
     return other(value)

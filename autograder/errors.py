@@ -1,7 +1,7 @@
 """What can go wrong when the grader calls student code, as exceptions a suite can see.
 
 :class:`StudentError` is an ordinary exception: the student's code raised, and a property
-may expect that (``expect_raises``) or let hypothesis shrink the input that caused it.
+may expect that (``autograder.suite.expect_error``) or let hypothesis shrink the input that caused it.
 
 :class:`SandboxFailure` derives from ``BaseException`` on purpose. A timeout, a crash, a
 resource limit, an import error or a missing implementation ends the property at once:

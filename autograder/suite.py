@@ -14,10 +14,9 @@ and these markers: ``@pytest.mark.points(n)`` (required) and ``@pytest.mark.hidd
 
 from __future__ import annotations
 
-import contextlib
 import math
 import reprlib
-from typing import Any, Iterator
+from typing import Any, Callable
 
 from .errors import StudentError
 
@@ -51,16 +50,17 @@ def expect(condition: bool, message: str) -> None:
         raise AssertionError(message)
 
 
-@contextlib.contextmanager
-def expect_raises(*names: str, what: str) -> Iterator[None]:
-    """The student's code inside must raise one of the exception classes ``names`` (or a subclass)."""
+def expect_error(call: Callable[[], Any], names: tuple[str, ...], what: str, naming: tuple[str, ...] = ()) -> None:
+    """``call()`` must raise, in the student's code, one of the exception classes ``names``
+    (or a subclass), with every string of ``naming`` in its message."""
     try:
-        yield
+        result = call()
     except StudentError as error:
-        if not error.is_a(*names):
-            raise AssertionError(f"{what}: expected {' or '.join(names)}, got {error.type_name}: {error.message}") from None
+        expect(error.is_a(*names), f"{what}: expected {' or '.join(names)}, got {error.type_name}: {error.message}")
+        for name in naming:
+            expect(name in error.message, f"{what}: the {error.type_name}'s message should name {name!r}: {error.message!r}")
         return
-    raise AssertionError(f"{what}: expected {' or '.join(names)}, but nothing was raised")
+    raise AssertionError(f"{what}: expected {' or '.join(names)}, but it returned {show(result)}")
 
 
 def _same(a: Any, b: Any) -> bool:

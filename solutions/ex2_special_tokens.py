@@ -140,7 +140,7 @@ class SpecialTokenizer:
         if i in _SPECIAL_BY_ID:
             return _SPECIAL_BY_ID[i].encode("utf-8")
         if i not in self.vocab:
-            raise ValueError(f"id {i} is outside the vocabulary (size {self.vocab_size})")
+            raise ValueError(f"ids holds {i}, which is outside the vocabulary (size {self.vocab_size})")
         return self.vocab[i]
 
     def decode(self, ids: list[int]) -> str:

@@ -1,23 +1,16 @@
 """Reference solution of exercise 4: how much more a language costs in tokens.
 
-Decisions where the spec is silent:
+The stub's docstrings are the contract; where the spec is silent this follows them:
 
 - Every sentence is encoded on its own and the token counts are summed.
-- ``texts`` and the sentence lists may be lists or tuples of strings. Languages and encoder
-  names are strings.
-- An "empty language" is one with no sentences or no characters at all; it is a
-  ``ValueError`` naming ``parallel``, as are an empty ``parallel`` and unequal sentence
-  counts. A missing baseline, or a baseline that an encoder turns into zero tokens, is a
-  ``ValueError`` naming ``baseline``; an empty ``encoders`` is a ``ValueError`` naming
-  ``encoders``.
-- ``tokenization_premium`` returns the languages in the order of ``parallel``.
-- ``benchmark`` rows: ``tokens``, ``chars`` (code points) and ``bytes`` (UTF-8) are totals
-  over the language's sentences; ``tokens_per_char = tokens / chars``; ``premium`` is tokens
-  over the baseline's tokens for the same encoder. Rows are sorted by encoder name, then
-  language.
-- ``render_table`` makes a GitHub Markdown table: the columns are the keys of the rows in
-  order of first appearance, floats are shown with 3 decimals, ``|`` in a cell is escaped, a
-  missing key is an empty cell. No rows is a ``ValueError`` naming ``rows``.
+- Validation runs in signature order: ``encode``, then ``parallel`` (a non-empty dict of
+  equally long, non-empty lists of strings), then ``baseline`` (a language of
+  ``parallel``); a baseline with zero tokens is a ``ValueError`` naming ``parallel``.
+  ``benchmark`` also refuses a language with no characters at all.
+- ``tokenization_premium`` returns the languages in the order of ``parallel``; ``benchmark``
+  rows are sorted by encoder name, then language.
+- ``render_table``: the columns are the keys of ``rows[0]`` and every row must have exactly
+  those keys; floats show three decimals and ``|`` in a cell is escaped.
 """
 
 from collections.abc import Callable
@@ -52,22 +45,22 @@ def tokens_per_char(encode: Encode, texts: list[str]) -> float:
 
 
 def _check_parallel(parallel, baseline: str) -> dict[str, list[str]]:
-    """Validate aligned sentences per language and the baseline language."""
+    """Validate aligned sentences per language, then the baseline, in the stub's order."""
     if not isinstance(parallel, dict):
         raise TypeError(f"parallel must be a dict of sentence lists, got {type(parallel).__name__}")
-    check_str(baseline, "baseline")
-    if not parallel:
-        raise ValueError("parallel is empty: give at least one language")
     checked = {
         check_str(lang, "parallel key"): _check_texts(sentences, f"parallel[{lang!r}]")
         for lang, sentences in parallel.items()
     }
+    if not checked:
+        raise ValueError("parallel is empty: give at least one language")
     for lang, sentences in checked.items():
-        if not any(sentences):
-            raise ValueError(f"parallel[{lang!r}] is empty: it has no sentences or no characters")
+        if not sentences:
+            raise ValueError(f"parallel[{lang!r}] has no sentences")
     sizes = {lang: len(sentences) for lang, sentences in checked.items()}
     if len(set(sizes.values())) > 1:
         raise ValueError(f"parallel needs the same number of sentences per language, got {sizes}")
+    check_str(baseline, "baseline")
     if baseline not in checked:
         raise ValueError(f"baseline {baseline!r} is not a language of parallel: {sorted(checked)}")
     return checked
@@ -76,7 +69,7 @@ def _check_parallel(parallel, baseline: str) -> dict[str, list[str]]:
 def _premiums(tokens: dict[str, int], baseline: str) -> dict[str, float]:
     """Each language's tokens over the baseline's tokens."""
     if tokens[baseline] == 0:
-        raise ValueError(f"baseline {baseline!r} encodes to zero tokens: no premium is defined")
+        raise ValueError(f"parallel[{baseline!r}] encodes to zero tokens: no premium is defined")
     return {lang: n / tokens[baseline] for lang, n in tokens.items()}
 
 
@@ -102,6 +95,9 @@ def benchmark(
         check_str(name, "encoders key")
         check_callable(encode, f"encoders[{name!r}]")
     parallel = _check_parallel(parallel, baseline)
+    for lang, sentences in parallel.items():
+        if not any(sentences):
+            raise ValueError(f"parallel[{lang!r}] has no characters at all")
     rows = []
     for name in sorted(encoders):
         tokens = {lang: _count_tokens(encoders[name], s) for lang, s in parallel.items()}
@@ -121,24 +117,21 @@ def benchmark(
 
 
 def _cell(value) -> str:
-    """One table cell: floats with 3 decimals, ``|`` escaped, ``None`` empty."""
-    if value is None:
-        return ""
+    """One table cell: floats with 3 decimals, anything else ``str``, ``|`` escaped."""
     text = f"{value:.3f}" if isinstance(value, float) else str(value)
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def render_table(rows: list[dict]) -> str:
-    """The rows as a GitHub Markdown table: a header row, a separator, one line per row."""
-    if not isinstance(rows, (list, tuple)) or not all(isinstance(row, dict) for row in rows):
+    """The rows as a GitHub Markdown table: a header row, a separator, one line per row.
+
+    The columns are the keys of ``rows[0]``; every row must have exactly those keys."""
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise TypeError("rows must be a list of dicts")
     if not rows:
         raise ValueError("rows is empty: nothing to render")
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    lines = [
-        "| " + " | ".join(_cell(column) for column in columns) + " |",
-        "|" + "|".join("---" for _ in columns) + "|",
-    ]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(row.get(column)) for column in columns) + " |")
-    return "\n".join(lines)
+    columns = list(rows[0])
+    if any(row.keys() != rows[0].keys() for row in rows):
+        raise ValueError("rows must all have the keys of rows[0]")
+    lines = [columns, ["---"] * len(columns), *([row[column] for column in columns] for row in rows)]
+    return "\n".join("| " + " | ".join(map(_cell, line)) + " |" for line in lines)

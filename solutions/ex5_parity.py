@@ -66,9 +66,12 @@ def merges_for_parity(
     text: str, target_ratio: float, tolerance: float = 0.10, max_merges: int = 20000
 ) -> int:
     """The smallest k whose ratio is at most ``target_ratio * (1 + tolerance)``; a
-    ``ValueError`` when no k up to ``max_merges`` reaches it."""
+    ``ValueError`` when no k up to ``max_merges`` reaches it. Arguments are checked in
+    signature order."""
+    _check_text(text)
     _check_real(target_ratio, "target_ratio", 0.0)
     _check_real(tolerance, "tolerance", 0.0, 1.0)
+    check_int(max_merges, "max_merges")
     threshold = target_ratio * (1 + tolerance)
     best = math.inf
     for k, ratio in enumerate(_ratios(text, max_merges)):

@@ -50,6 +50,16 @@ def test_lone_surrogates_survive():
     assert codec.loads(codec.dumps("\ud800x")) == "\ud800x"
 
 
+def test_subclasses_of_plain_types_travel_as_their_base():
+    from collections import Counter, OrderedDict
+    from enum import IntEnum
+
+    Size = IntEnum("Size", "SMALL BIG")
+    back = codec.loads(codec.dumps([Counter("aab"), OrderedDict(a=1), Size.BIG, True]))
+    assert back == [{"a": 2, "b": 1}, {"a": 1}, 2, True]
+    assert [type(v) for v in back] == [dict, dict, int, bool]
+
+
 def test_objects_need_a_handle_hook():
     with pytest.raises(codec.CodecError, match="object is not plain data"):
         codec.dumps(object())

@@ -7,7 +7,6 @@ need no course. The grading-level version (points lost only on attacked properti
 
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest

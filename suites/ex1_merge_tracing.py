@@ -1,0 +1,284 @@
+"""Exercise 1: merge tracing. Properties of get_pair_counts, merge_pair, trace_merges,
+token_tree, render_trace and trace_word_merges, graded against the docstrings' rules."""
+
+import re
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder.suite import expect, expect_equal, expect_error, show
+from tokcourse import strategies as S
+
+points = pytest.mark.points
+hidden = pytest.mark.hidden
+
+
+def _whole_number(n: int, line: str) -> bool:
+    return re.search(rf"(?<!\d){n}(?!\d)", line) is not None
+
+
+def _renderings(token: bytes) -> set[str]:
+    """Acceptable ways to show a token: ``repr`` of its text (bytes decoded with
+    ``errors="replace"``), or the same text quoted with non-printing characters escaped."""
+    text = bytes(token).decode("utf-8", errors="replace")
+    escaped = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return {repr(text), f"'{escaped}'", f'"{escaped}"'}
+
+
+def _check_rendered(rendered, steps, what):
+    expect(type(rendered) is str, f"{what}: expected a str, got {show(rendered)}")
+    if not steps:
+        expect_equal(rendered, "", what)
+        return
+    lines = rendered.split("\n")
+    expect(len(lines) == len(steps),
+           f"{what}: expected one line per merge ({len(steps)} lines), got {len(lines)}: {show(rendered)}")
+    vocab = {i: bytes([i]) for i in range(256)}
+    for line, step in zip(lines, steps):
+        vocab[step.new_id] = step.token
+        bad = [ch for ch in line if not ch.isprintable()]
+        expect(not bad, f"{what}: the line of merge {step.rank} holds the raw character {bad[:1]!r}; "
+                        f"control characters must be escaped: {line!r}")
+        for role, token in (("left part", vocab[step.pair[0]]), ("right part", vocab[step.pair[1]]),
+                            ("new token", step.token)):
+            expect(any(s in line for s in _renderings(token)),
+                   f"{what}: the line of merge {step.rank} should show the {role} as "
+                   f"{repr(token.decode('utf-8', errors='replace'))}: {line!r}")
+        expect(_whole_number(step.count, line), f"{what}: the line of merge {step.rank} should show the count {step.count}: {line!r}")
+        expect(_whole_number(step.length, line), f"{what}: the line of merge {step.rank} should show the length {step.length}: {line!r}")
+
+
+def _is_step(step) -> bool:
+    """A MergeStep-shaped value: six fields, the pair a tuple of two ints."""
+    return (isinstance(step, tuple) and len(step) == 6 and isinstance(step[1], tuple) and len(step[1]) == 2
+            and all(type(x) is int for x in (*step[1], step[0], step[2], step[3], step[5])))
+
+
+# --------------------------------------------------------------------------- get_pair_counts
+
+
+@points(1)
+@given(ids=S.id_lists())
+@example(ids=[5, 5, 5, 7])
+@example(ids=[5, 5, 5, 5])
+@example(ids=[3, 1, 2, 3, 1, 0])
+@example(ids=[])
+def test_pair_counts_overlapping_in_first_occurrence_order(student, reference, ids):
+    """get_pair_counts counts every adjacent pair, overlapping ones included, keys in order of first occurrence."""
+    got = student.get_pair_counts(ids)  # a Counter arrives as a plain dict
+    expected = reference.get_pair_counts(ids)
+    expect_equal(got, expected, f"get_pair_counts({ids!r})")
+    expect_equal(list(got), list(expected), f"the keys of get_pair_counts({ids!r}), in order")
+
+
+# --------------------------------------------------------------------------- merge_pair
+
+
+@points(1)
+@given(ids=S.id_lists(), pair=st.tuples(st.integers(0, 3), st.integers(0, 3)))
+@example(ids=[5, 5, 5], pair=(5, 5))
+@example(ids=[1, 2, 3, 1, 2], pair=(1, 2))
+@example(ids=[5, 5, 5, 5, 5], pair=(5, 5))
+def test_merge_pair_replaces_left_to_right_without_overlap(student, reference, ids, pair):
+    """merge_pair replaces the pair left to right, never reusing an id of the previous match."""
+    expect_equal(student.merge_pair(ids, pair, 999), reference.merge_pair(ids, pair, 999),
+                 f"merge_pair({ids!r}, {pair!r}, 999)")
+
+
+@hidden
+@points(1)
+@given(ids=st.lists(st.integers(0, 3), max_size=30), pair=st.tuples(st.integers(0, 3), st.integers(0, 3)))
+def test_merge_pair_shortens_by_number_of_replacements(student, ids, pair):
+    """After merge_pair, the sequence is shorter by exactly the number of new ids in it."""
+    what = f"merge_pair({ids!r}, {pair!r}, 256)"
+    merged = student.merge_pair(ids, pair, 256)
+    expect(type(merged) is list, f"{what}: expected a list, got {show(merged)}")
+    replaced = merged.count(256)
+    expect(len(merged) == len(ids) - replaced,
+           f"{what} has {replaced} new ids, so its length should be {len(ids) - replaced}, got {len(merged)}")
+    expect(pair not in zip(merged, merged[1:]) or pair[0] == pair[1],
+           f"{what} still holds the pair {pair!r}: {merged!r}")
+
+
+# --------------------------------------------------------------------------- trace_merges
+
+
+@points(2)
+@given(text=S.texts(), num_merges=S.merges())
+@example(text="the then there", num_merges=2)
+@example(text="", num_merges=3)
+def test_trace_merges_matches_reference(student, reference, text, num_merges):
+    """trace_merges records every merge (rank, pair, new id, count, token bytes, length) as the reference does."""
+    expect_equal(student.trace_merges(text, num_merges), reference.trace_merges(text, num_merges),
+                 f"trace_merges({text!r}, {num_merges})")
+
+
+@hidden
+@points(2)
+@given(text=st.one_of(S.tie_texts(), S.overlap_tie_texts()), num_merges=st.integers(1, 12))
+@example(text="the then there", num_merges=2)
+@example(text="abcdcdab", num_merges=1)
+@example(text="badcab", num_merges=3)
+def test_ties_break_to_leftmost_first_occurrence(student, reference, text, num_merges):
+    """Among equally frequent pairs, trace_merges merges the one whose first occurrence is leftmost."""
+    got = student.trace_merges(text, num_merges)
+    expected = reference.trace_merges(text, num_merges)
+    expect_equal([step[1] if _is_step(step) else step for step in got] if isinstance(got, list) else got,
+                 [step.pair for step in expected], f"the merged pairs of trace_merges({text!r}, {num_merges})")
+
+
+@points(1)
+@given(text=S.runs(), num_merges=st.integers(1, 8))
+@example(text="aaa", num_merges=1)
+@example(text="aaaa", num_merges=3)
+@example(text="aaaaab", num_merges=2)
+def test_overlapping_runs_merge_without_overlap(student, reference, text, num_merges):
+    """On runs like 'aaaa' the count includes overlapping pairs but the merge does not overlap (the length shows it)."""
+    expect_equal(student.trace_merges(text, num_merges), reference.trace_merges(text, num_merges),
+                 f"trace_merges({text!r}, {num_merges})")
+
+
+@points(1)
+@given(text=S.nonempty_texts(), num_merges=S.merges())
+@example(text="the then there", num_merges=2)
+def test_new_ids_are_256_plus_rank(student, text, num_merges):
+    """Merge k has rank k and creates id 256 + k."""
+    steps = student.trace_merges(text, num_merges)
+    what = f"trace_merges({text!r}, {num_merges})"
+    expect(type(steps) is list, f"{what}: expected a list, got {show(steps)}")
+    for k, step in enumerate(steps):
+        expect(_is_step(step), f"{what}[{k}]: expected a MergeStep, got {show(step)}")
+        expect_equal((step[0], step[2]), (k, 256 + k), f"{what}[{k}]: (rank, new_id)")
+
+
+@hidden
+@points(1)
+@given(text=S.texts(), num_merges=S.merges())
+def test_trace_tokens_lengths_and_early_stop(student, text, num_merges):
+    """Each token is the bytes of its two parts, lengths fall every merge, and training stops early only when no pair is left."""
+    steps = student.trace_merges(text, num_merges)
+    what = f"trace_merges({text!r}, {num_merges})"
+    expect(type(steps) is list and len(steps) <= num_merges, f"{what}: expected at most {num_merges} steps, got {show(steps)}")
+    vocab = {i: bytes([i]) for i in range(256)}
+    length = len(text.encode("utf-8"))
+    for step in steps:
+        expect(_is_step(step) and type(step[4]) is bytes, f"{what}: expected MergeStep values, got {show(step)}")
+        _rank, (left, right), new_id, count, token, new_length = step
+        expect(left in vocab and right in vocab, f"{what}: step {show(step)} merges an id that does not exist yet")
+        expect_equal(token, vocab[left] + vocab[right], f"{what}: the token of step {step[0]}")
+        expect(count >= 1 and new_length < length, f"{what}: step {show(step)} should have a positive count and shorten {length}")
+        vocab[new_id], length = token, new_length
+    if len(steps) < num_merges:
+        expect(length < 2, f"{what}: stopped after {len(steps)} merges with {length} ids left (a pair was still there)")
+
+
+# --------------------------------------------------------------------------- token_tree
+
+
+@points(2)
+@given(text=S.texts(), num_merges=S.merges(20))
+@example(text="the then there", num_merges=2)
+def test_token_tree_of_the_is_nested_pairs(student, reference, text, num_merges):
+    """token_tree builds nested (left, right) pairs down to byte ids: the tree of 'the' is ((116, 104), 101)."""
+    if text == "the then there" and num_merges == 2:
+        steps = reference.trace_merges(text, num_merges)
+        expect_equal(student.token_tree(steps, 257), ((116, 104), 101), "token_tree(steps of 'the then there', 257)")
+        expect_equal(student.token_tree(steps, 104), 104, "token_tree(steps of 'the then there', 104)")
+    steps = reference.trace_merges(text, num_merges)
+    for token_id in [step.new_id for step in steps] + [ord("a"), 0, 255]:
+        expect_equal(student.token_tree(steps, token_id), reference.token_tree(steps, token_id),
+                     f"token_tree(trace_merges({text!r}, {num_merges}), {token_id})")
+    if steps:  # plain 6-tuples work as well as MergeStep values
+        plain = [tuple(step) for step in steps]
+        last = steps[-1].new_id
+        expect_equal(student.token_tree(plain, last), reference.token_tree(steps, last),
+                     f"token_tree(<trace_merges({text!r}, {num_merges}) as plain tuples>, {last})")
+
+
+@points(1)
+@given(text=S.texts(), num_merges=S.merges(10), extra=st.integers(0, 5))
+def test_token_tree_rejects_unknown_id(student, reference, text, num_merges, extra):
+    """token_tree raises ValueError naming token_id for an id that is neither a byte nor made by the steps."""
+    steps = reference.trace_merges(text, num_merges)
+    for token_id in (256 + len(steps) + extra, -1 - extra):
+        expect_error(lambda: student.token_tree(steps, token_id), ("ValueError",), f"token_tree(<{len(steps)} steps>, {token_id})", naming=("token_id",))
+
+
+# --------------------------------------------------------------------------- render_trace
+
+
+@points(2)
+@given(text=S.texts(), num_merges=S.merges(15))
+@example(text="the then there", num_merges=2)
+@example(text="", num_merges=0)
+@example(text="low lower lowest 1234 12", num_merges=12)
+def test_render_trace_shows_parts_token_count_and_length(student, reference, text, num_merges):
+    """render_trace writes one line per merge showing both parts and the new token as text, the count and the length."""
+    steps = reference.trace_merges(text, num_merges)
+    _check_rendered(student.render_trace(steps), steps, f"render_trace(trace_merges({text!r}, {num_merges}))")
+
+
+@hidden
+@points(1)
+@given(text=st.one_of(S.fragment_texts(15, ("\n", "\n\n", "\t", "\r\n", "\x00", "é", "中文", "😀", "a", " ", "\x1b[")),
+                      S.world_texts(20)),
+       num_merges=S.merges(12))
+@example(text="é\n\né\n\n", num_merges=2)
+@example(text="中中中中", num_merges=1)
+def test_render_trace_escapes_control_chars_and_partial_utf8(student, reference, text, num_merges):
+    """render_trace escapes control characters and shows partial UTF-8 as the replacement character."""
+    steps = reference.trace_merges(text, num_merges)
+    _check_rendered(student.render_trace(steps), steps, f"render_trace(trace_merges({text!r}, {num_merges}))")
+
+
+# --------------------------------------------------------------------------- trace_word_merges
+
+
+@points(1)
+@given(num_merges=st.integers(3, 12))
+def test_trace_word_merges_textbook_example(student, num_merges):
+    """trace_word_merges on {'lower': 5, 'lowest': 2, 'newest': 6} starts with ('w','e') 13, ('we','s') 8, ('wes','t') 8."""
+    table = {"lower": 5, "lowest": 2, "newest": 6}
+    got = student.trace_word_merges(table, num_merges)
+    what = f"trace_word_merges({table!r}, {num_merges})"
+    expect(isinstance(got, list) and 3 <= len(got) <= num_merges,
+           f"{what}: expected a list of 3 to {num_merges} merges, got {show(got)}")
+    expect_equal(got[:3], [(("w", "e"), 13), (("we", "s"), 8), (("wes", "t"), 8)], f"the first three merges of {what}")
+
+
+@points(1)
+@given(table=S.word_counts(), num_merges=S.merges(20))
+@example(table={"ab": 3, "ba": 1}, num_merges=2)
+@example(table={"ab": 1, "ab" * 3: 1}, num_merges=3)
+def test_word_merges_never_cross_words_and_weight_by_count(student, reference, table, num_merges):
+    """trace_word_merges counts pairs only inside words, each weighted by the word's count."""
+    expect_equal(student.trace_word_merges(table, num_merges), reference.trace_word_merges(table, num_merges),
+                 f"trace_word_merges({table!r}, {num_merges})")
+
+
+@hidden
+@points(1)
+@given(words=st.lists(st.text("abcd", min_size=2, max_size=4), min_size=2, max_size=5, unique=True),
+       num_merges=st.integers(1, 6))
+@example(words=["cd", "ab"], num_merges=1)
+def test_word_merge_ties_follow_dict_order(student, reference, words, num_merges):
+    """With equal counts, trace_word_merges merges the pair met first walking the words in the dict's order."""
+    table = dict.fromkeys(words, 1)
+    expect_equal(student.trace_word_merges(table, num_merges), reference.trace_word_merges(table, num_merges),
+                 f"trace_word_merges({table!r}, {num_merges})")
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@hidden
+@points(1)
+@given(num_merges=st.integers(-5, -1))
+def test_bad_arguments_raise_errors_naming_them(student, num_merges):
+    """Negative num_merges and zero word counts are ValueErrors, a non-str text or non-list ids a TypeError, each naming the argument."""
+    expect_error(lambda: student.trace_merges("abc", num_merges), ("ValueError",), f"trace_merges('abc', {num_merges})", naming=("num_merges",))
+    expect_error(lambda: student.trace_merges(b"abc", 2), ("TypeError",), "trace_merges(b'abc', 2)", naming=("text",))
+    expect_error(lambda: student.trace_word_merges({"ab": 2}, num_merges), ("ValueError",), f"trace_word_merges({{'ab': 2}}, {num_merges})", naming=("num_merges",))
+    expect_error(lambda: student.trace_word_merges({"ab": 0}, 2), ("ValueError",), "trace_word_merges({'ab': 0}, 2)", naming=("word_counts",))
+    expect_error(lambda: student.get_pair_counts("abc"), ("TypeError",), "get_pair_counts('abc')", naming=("ids",))

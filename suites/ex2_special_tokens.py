@@ -1,0 +1,278 @@
+"""Exercise 2: special tokens and pre-tokenization. Properties of pretokenize and
+SpecialTokenizer, graded against the docstrings' rules."""
+
+import re
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder.suite import expect, expect_equal, expect_error, show
+from tokcourse import strategies as S
+
+points = pytest.mark.points
+hidden = pytest.mark.hidden
+
+PATTERN = r" ?\S+|\s+(?!\S)|\s+"
+SPECIALS = {"<pad>": 0, "<eos>": 1, "<unk>": 2}
+
+train_texts = st.one_of(S.texts(), S.whitespace_texts(), S.special_texts())
+
+
+def _trained(student, reference, text, num_merges):
+    """The student's and the reference's tokenizers, trained on the same text."""
+    mine = student.SpecialTokenizer()
+    mine.train(text, num_merges)
+    return mine, reference.SpecialTokenizer().train(text, num_merges)
+
+
+def _learned(tok, size):
+    """The text of every merged token (ids 259 .. size - 1)."""
+    return [tok.id_to_token(i) for i in range(259, size)]
+
+
+def _check_vocab_size(mine, ref, what):
+    size = mine.vocab_size
+    expect_equal(size, ref.vocab_size, f"{what}.vocab_size")
+    return size
+
+
+# --------------------------------------------------------------------------- pretokenize
+
+
+@points(2)
+@given(text=st.one_of(S.texts(), S.whitespace_texts()))
+@example(text="Hi  there,\n  you!")
+@example(text="")
+@example(text="  \n\t a  b\n")
+def test_pretokenize_matches_pattern_and_joins_back(student, text):
+    """pretokenize is re.findall(PRETOKEN_PATTERN, text), and its pieces join back to the text."""
+    pieces = student.pretokenize(text)
+    expect_equal(pieces, re.findall(PATTERN, text), f"pretokenize({text!r})")
+    expect_equal("".join(pieces), text, f"''.join(pretokenize({text!r}))")
+
+
+# --------------------------------------------------------------------------- ids
+
+
+@points(2)
+@given(text=S.texts())
+@example(text="a<eos>")
+def test_untrained_ids_specials_0_2_and_bytes_offset_by_3(student, text):
+    """Untrained: vocab_size is 259, specials are ids 0-2 and byte b has id b + 3."""
+    tok = student.SpecialTokenizer()
+    expect_equal(tok.vocab_size, 259, "SpecialTokenizer().vocab_size")
+    expect_equal(tok.encode(text, "none"), [b + 3 for b in text.encode("utf-8")],
+                 f"SpecialTokenizer().encode({text!r}, 'none')")
+    for special, i in SPECIALS.items():
+        expect_equal(tok.token_to_id(special), i, f"token_to_id({special!r})")
+        expect_equal(tok.id_to_token(i), special, f"id_to_token({i})")
+    expect_equal(tok.id_to_token(100), "a", "SpecialTokenizer().id_to_token(100)")
+    expect_equal(tok.token_to_id("a"), 100, "SpecialTokenizer().token_to_id('a')")
+
+
+@points(2)
+def test_worked_example_low_lower_lowest(student):
+    """The docstring's example: train('low lower lowest<eos>', 3) learns 'lo', 'low', ' low' as ids 259-261."""
+    tok = student.SpecialTokenizer()
+    tok.train("low lower lowest<eos>", 3)
+    what = "SpecialTokenizer().train('low lower lowest<eos>', 3)"
+    expect_equal(tok.vocab_size, 262, f"{what}.vocab_size")
+    expect_equal([tok.id_to_token(i) for i in (259, 260, 261)], ["lo", "low", " low"],
+                 f"[id_to_token(i) for i in (259, 260, 261)] after {what}")
+    expect_equal(tok.encode("lowest<eos>"), [260, 104, 118, 119, 1], "encode('lowest<eos>')")
+    expect_equal(tok.encode("lowest<eos>", allowed_special="none"), [260, 104, 118, 119, 63, 104, 114, 118, 65],
+                 "encode('lowest<eos>', allowed_special='none')")
+    expect_equal(tok.encode("low", add_eos=True), [260, 1], "encode('low', add_eos=True)")
+    expect_equal(tok.decode([260, 104, 118, 119, 1]), "lowest<eos>", "decode([260, 104, 118, 119, 1])")
+    expect_equal(tok.pad_batch([[260, 1], [7]]), ([[260, 1], [7, 0]], [[1, 1], [1, 0]]), "pad_batch([[260, 1], [7]])")
+
+
+# --------------------------------------------------------------------------- training
+
+
+@points(3)
+@given(text=train_texts, num_merges=S.merges())
+@example(text="the the the cat", num_merges=5)
+@example(text="ab ab ab ba ba ba ba", num_merges=3)
+def test_training_learns_reference_merges_weighted_by_pretoken_frequency(student, reference, text, num_merges):
+    """train learns the reference's merges: pairs counted per distinct pre-token, weighted by how often it occurs."""
+    mine, ref = _trained(student, reference, text, num_merges)
+    what = f"SpecialTokenizer().train({text!r}, {num_merges})"
+    size = _check_vocab_size(mine, ref, what)
+    expect_equal(_learned(mine, size), _learned(ref, size), f"the learned tokens (ids 259..{size - 1}) after {what}")
+    expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after {what}")
+
+
+@hidden
+@points(2)
+@given(text=S.whitespace_texts(), num_merges=S.merges())
+@example(text="a a a a", num_merges=3)
+@example(text="ab\n\nab  ab", num_merges=6)
+def test_merges_never_cross_pretoken_boundaries(student, reference, text, num_merges):
+    """No learned token spans two pre-tokens (merges happen inside pre-tokens only)."""
+    mine, ref = _trained(student, reference, text, num_merges)
+    what = f"SpecialTokenizer().train({text!r}, {num_merges})"
+    size = _check_vocab_size(mine, ref, what)
+    for i, token in zip(range(259, size), _learned(mine, size)):
+        expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
+        if "\ufffd" not in token:
+            expect(len(re.findall(PATTERN, token)) == 1,
+                   f"after {what}, token {i} is {token!r}, which spans several pre-tokens {re.findall(PATTERN, token)!r}")
+    expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after {what}")
+
+
+@hidden
+@points(2)
+@given(text=S.special_texts(), num_merges=S.merges())
+@example(text="ab<eos>ab<eos>ab<pad>", num_merges=10)
+@example(text="<eos><eos><eos>", num_merges=3)
+def test_special_token_strings_are_cut_out_of_training(student, reference, text, num_merges):
+    """Special-token strings in the training text are cut out: never merged, and boundaries for pairs."""
+    mine, ref = _trained(student, reference, text, num_merges)
+    what = f"SpecialTokenizer().train({text!r}, {num_merges})"
+    size = _check_vocab_size(mine, ref, what)
+    learned = _learned(mine, size)
+    for i, token in zip(range(259, size), learned):
+        expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
+        expect(not any(s in token for s in SPECIALS), f"after {what}, token {i} is {token!r}: it holds a special token")
+    expect_equal(learned, _learned(ref, size), f"the learned tokens (ids 259..{size - 1}) after {what}")
+
+
+@points(1)
+@given(text=S.texts(), first=S.merges(), num_merges=S.merges(10))
+@example(text="abababab", first=3, num_merges=1)
+def test_merge_ids_259_plus_k_and_vocab_size(student, reference, text, first, num_merges):
+    """Merge k gets id 259 + k, vocab_size is 259 + merges learned, and training again starts from scratch."""
+    tok = student.SpecialTokenizer()
+    tok.train(text, first)
+    tok.train(text, num_merges)
+    ref = reference.SpecialTokenizer().train(text, num_merges)
+    what = f"train({text!r}, {first}) then train({text!r}, {num_merges})"
+    size = _check_vocab_size(tok, ref, what)
+    expect_equal(size, 259 + len(ref.merges), f"{what}: vocab_size")
+    expect_equal(tok.encode(text), ref.encode(text), f"encode({text!r}) after {what}")
+    if text == "abababab":
+        expect_equal(tok.token_to_id("ab"), 259, f"token_to_id('ab') after {what}")
+
+
+# --------------------------------------------------------------------------- encode
+
+
+@points(2)
+@given(train=train_texts, num_merges=S.merges(), data=st.data())
+@example(train="the then there", num_merges=6, data=None)
+@example(train="aaaa aaa", num_merges=4, data=None)
+@example(train="bc bc bc ab ab", num_merges=5, data=None)
+def test_encode_applies_learned_merges_in_rank_order(student, reference, train, num_merges, data):
+    """encode pre-tokenizes and applies the learned merges in rank order (first learned, first applied)."""
+    mine, ref = _trained(student, reference, train, num_merges)
+    texts = [" abc abcd bcab", "other theme", "aaaaaaa", train[::-1]]
+    if data is not None:  # new text over the training text's characters: the learned pairs meet in new orders
+        texts = [data.draw(st.text(alphabet=sorted(set(train)) or "a", max_size=40), label="text"), data.draw(S.texts(), label="other")]
+    for text in texts:
+        expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after train({train!r}, {num_merges})")
+
+
+@points(2)
+@given(train=S.special_texts(), text=S.special_texts(), num_merges=S.merges(15), allowed=S.allowed_special())
+@example(train="ab<eos>", text="<eos>ab<pad><unk>", num_merges=2, allowed={"<pad>"})
+def test_allowed_special_all_none_or_subset(student, reference, train, text, num_merges, allowed):
+    """allowed_special 'all', 'none' or a collection decides which special strings become ids; others are text."""
+    mine, ref = _trained(student, reference, train, num_merges)
+    what = f"encode({text!r}, allowed_special={allowed!r}) after train({train!r}, {num_merges})"
+    expect_equal(mine.encode(text, allowed), ref.encode(text, allowed), what)
+    expect_equal(mine.encode(text, allowed_special=allowed), ref.encode(text, allowed), what)
+    expect_error(lambda: mine.encode(text, {"<bos>"}), ("ValueError",), "encode(text, allowed_special={'<bos>'})")
+    expect_error(lambda: mine.encode(text, 5), ("TypeError",), "encode(text, allowed_special=5)")
+    expect_error(lambda: mine.encode(text, "some"), ("TypeError", "ValueError"), "encode(text, allowed_special='some')")
+
+
+@hidden
+@points(1)
+@given(train=train_texts, text=S.special_texts(), num_merges=S.merges(15), allowed=S.allowed_special())
+def test_add_eos_appends_eos_id(student, train, text, num_merges, allowed):
+    """encode(..., add_eos=True) appends <eos> (id 1) at the end, whatever allowed_special is."""
+    tok = student.SpecialTokenizer()
+    tok.train(train, num_merges)
+    what = f"encode({text!r}, {allowed!r}, add_eos=True) after train({train!r}, {num_merges})"
+    plain = tok.encode(text, allowed)
+    expect_equal(tok.encode(text, allowed, add_eos=True), plain + [1] if isinstance(plain, list) else [1], what)
+    expect_equal(tok.encode("", add_eos=True), [1], "encode('', add_eos=True)")
+
+
+# --------------------------------------------------------------------------- decode
+
+
+@points(2)
+@given(train=train_texts, text=st.one_of(S.texts(), S.special_texts()), num_merges=S.merges(), allowed=S.allowed_special())
+@example(train="中文中文中文", text="中文 文中", num_merges=4, allowed="all")
+def test_decode_encode_round_trips(student, train, text, num_merges, allowed):
+    """decode(encode(text)) == text for every text, whatever was learned and whichever specials are allowed."""
+    tok = student.SpecialTokenizer()
+    tok.train(train, num_merges)
+    ids = tok.encode(text, allowed)
+    expect_equal(tok.decode(ids), text, f"decode(encode({text!r}, {allowed!r})) after train({train!r}, {num_merges})")
+
+
+@hidden
+@points(1)
+@given(text=S.world_texts(12), start=st.integers(0, 40), stop=st.integers(0, 40))
+@example(text="中", start=0, stop=1)
+@example(text="é中😀", start=1, stop=6)
+def test_invalid_utf8_decodes_to_replacement_char(student, text, start, stop):
+    """decode joins the bytes of all ids and decodes once, partial UTF-8 becoming U+FFFD."""
+    ids = [b + 3 for b in text.encode("utf-8")][start:stop]
+    expected = bytes(i - 3 for i in ids).decode("utf-8", errors="replace")
+    expect_equal(student.SpecialTokenizer().decode(ids), expected, f"SpecialTokenizer().decode({ids!r})")
+
+
+@hidden
+@points(1)
+@given(text=S.texts(), num_merges=S.merges(10), extra=st.integers(0, 50))
+def test_out_of_vocabulary_ids_raise_value_error(student, text, num_merges, extra):
+    """decode and id_to_token raise ValueError for an id outside 0 .. vocab_size - 1."""
+    tok = student.SpecialTokenizer()
+    tok.train(text, num_merges)
+    size = tok.vocab_size
+    expect(type(size) is int, f"vocab_size should be an int, got {show(size)}")
+    for bad in (size + extra, -1 - extra):
+        expect_error(lambda: tok.decode([100, bad]), ("ValueError",), f"decode([100, {bad}]) with vocab_size {size}")
+        expect_error(lambda: tok.id_to_token(bad), ("ValueError",), f"id_to_token({bad}) with vocab_size {size}")
+
+
+# --------------------------------------------------------------------------- token_to_id
+
+
+@hidden
+@points(1)
+@given(train=train_texts, num_merges=S.merges(), other=S.texts(8))
+@example(train="ab ab", num_merges=1, other="")
+def test_token_to_id_inverts_id_to_token(student, reference, train, num_merges, other):
+    """token_to_id gives a token's id (the smaller one if two spell the same bytes) and 2 (<unk>) for non-tokens."""
+    mine, ref = _trained(student, reference, train, num_merges)
+    pieces = [*SPECIALS, "", other, "a", "é", "中", " ", "<eos", *(ref.id_to_token(i) for i in range(259, ref.vocab_size))]
+    for piece in pieces:
+        expect_equal(mine.token_to_id(piece), ref.token_to_id(piece),
+                     f"token_to_id({piece!r}) after train({train!r}, {num_merges})")
+
+
+# --------------------------------------------------------------------------- pad_batch
+
+
+@points(1)
+@given(batch=S.batches(), pad=st.one_of(st.none(), st.integers(0, 4)))
+@example(batch=[[5, 6], [7]], pad=None)
+@example(batch=[], pad=None)
+def test_pad_batch_right_pads_with_attention_mask(student, reference, batch, pad):
+    """pad_batch right-pads with <pad> (0) to the longest (or length) and returns the 1/0 attention mask."""
+    tok = student.SpecialTokenizer()
+    longest = max((len(row) for row in batch), default=0)
+    if pad is None:
+        expect_equal(tok.pad_batch(batch), reference.SpecialTokenizer().pad_batch(batch), f"pad_batch({batch!r})")
+        return
+    length = longest + pad
+    expect_equal(tok.pad_batch(batch, length), reference.SpecialTokenizer().pad_batch(batch, length),
+                 f"pad_batch({batch!r}, {length})")
+    if longest > 0:
+        expect_error(lambda: tok.pad_batch(batch, longest - 1), ("ValueError",), f"pad_batch({batch!r}, {longest - 1})")

@@ -1,0 +1,180 @@
+"""Exercise 3: WordPiece scoring against BPE's raw count. Properties of wordpiece_score,
+word_units, train_wordpiece, train_bpe_pieces, tokenize_wordpiece and compare_vocabularies,
+graded against the docstrings' rules."""
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder.suite import expect, expect_close, expect_equal, expect_error, show
+from tokcourse import strategies as S
+
+points = pytest.mark.points
+hidden = pytest.mark.hidden
+
+wp_texts = st.one_of(S.word_texts(), S.wordpiece_tie_texts(), S.texts(40))
+
+
+def _mean_len(tokens):
+    distinct = set(tokens)
+    return sum(len(t.removeprefix("##")) for t in distinct) / len(distinct) if distinct else 0.0
+
+
+# --------------------------------------------------------------------------- score and units
+
+
+@points(2)
+@given(pair_count=st.integers(0, 60), left_count=st.integers(1, 60), right_count=st.integers(1, 60))
+@example(pair_count=2, left_count=4, right_count=5)
+@example(pair_count=1, left_count=3, right_count=11)
+@example(pair_count=1, left_count=5, right_count=7)
+@example(pair_count=7, left_count=10**9 + 7, right_count=10**9 + 9)
+def test_wordpiece_score_divides_integer_product_once(student, pair_count, left_count, right_count):
+    """wordpiece_score is pair_count / (left_count * right_count): the ints multiplied, then one division."""
+    expect_equal(student.wordpiece_score(pair_count, left_count, right_count), pair_count / (left_count * right_count),
+                 f"wordpiece_score({pair_count}, {left_count}, {right_count})")
+    expect_error(lambda: student.wordpiece_score(pair_count, 0, right_count), ("ValueError",),
+            f"wordpiece_score({pair_count}, 0, {right_count})")
+
+
+@points(1)
+@given(word=st.one_of(st.text("abc中é", max_size=6), S.world_texts(6)))
+@example(word="hug")
+@example(word="")
+@example(word="a")
+def test_word_units_prefix_continuations_with_hashes(student, word):
+    """word_units keeps the first character as it is and writes '##' before every other one."""
+    expect_equal(student.word_units(word), [c if i == 0 else "##" + c for i, c in enumerate(word)], f"word_units({word!r})")
+
+
+# --------------------------------------------------------------------------- trainers
+
+
+@points(2)
+@given(num_merges=st.integers(3, 8))
+def test_train_wordpiece_worked_example(student, num_merges):
+    """train_wordpiece('hug hugs pug pun bun', 3) is the docstring's vocabulary (##gs first, then hu, hugs)."""
+    text = "hug hugs pug pun bun"
+    wordpiece = ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##gs', 'hu', 'hugs']
+    expect_equal(student.train_wordpiece(text, 3), wordpiece, f"train_wordpiece({text!r}, 3)")
+    expect_equal(student.train_bpe_pieces(text, 3), ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##ug', 'hug', '##un'],
+                 f"train_bpe_pieces({text!r}, 3)")
+    longer = student.train_wordpiece(text, num_merges)  # more merges only append to the vocabulary
+    expect_equal(longer[:10] if isinstance(longer, list) else longer, wordpiece,
+                 f"the first 10 tokens of train_wordpiece({text!r}, {num_merges})")
+
+
+@points(3)
+@given(text=wp_texts, num_merges=S.merges(25))
+@example(text="", num_merges=3)
+@example(text="hug hugs pug pun bun hugs", num_merges=10)
+def test_train_wordpiece_picks_highest_score_like_reference(student, reference, text, num_merges):
+    """train_wordpiece merges by the highest WordPiece score and returns the sorted units, then the merged tokens."""
+    expect_equal(student.train_wordpiece(text, num_merges), reference.train_wordpiece(text, num_merges),
+                 f"train_wordpiece({text!r}, {num_merges})")
+
+
+@hidden
+@points(2)
+@given(text=S.wordpiece_tie_texts(), num_merges=st.integers(1, 8))
+@example(text="ab xb cd cd", num_merges=1)
+@example(text="hug hugs pug pun bun", num_merges=2)
+def test_wordpiece_ties_break_by_pair_count_then_first_occurrence(student, reference, text, num_merges):
+    """Among pairs with equal scores, train_wordpiece takes the highest pair count, then the first occurrence."""
+    expect_equal(student.train_wordpiece(text, num_merges), reference.train_wordpiece(text, num_merges),
+                 f"train_wordpiece({text!r}, {num_merges})")
+
+
+@hidden
+@points(1)
+@given(text=S.single_unit_word_texts(), num_merges=st.integers(1, 8))
+@example(text="a a ab cd", num_merges=1)
+def test_unit_counts_include_one_unit_words(student, reference, text, num_merges):
+    """count(unit) counts every occurrence of a unit, one-unit words included."""
+    expect_equal(student.train_wordpiece(text, num_merges), reference.train_wordpiece(text, num_merges),
+                 f"train_wordpiece({text!r}, {num_merges})")
+
+
+@points(1)
+@given(text=wp_texts, num_merges=S.merges(15))
+@example(text="ab ab abc", num_merges=3)
+def test_merged_unit_drops_right_continuation_prefix(student, text, num_merges):
+    """Merging 'a' + '##b' gives 'ab' and '##a' + '##b' gives '##ab': only the right part loses its '##'."""
+    for name in ("train_wordpiece", "train_bpe_pieces"):
+        vocab = getattr(student, name)(text, num_merges)
+        what = f"{name}({text!r}, {num_merges})"
+        expect(type(vocab) is list, f"{what}: expected a list, got {show(vocab)}")
+        for token in vocab:
+            expect(type(token) is str and "##" not in token.removeprefix("##") and token not in ("", "##"),
+                   f"{what}: {token!r} is not a unit (a '##' may only come first): {show(vocab)}")
+
+
+@hidden
+@points(2)
+@given(text=wp_texts, num_merges=S.merges(25))
+@example(text="hug hugs pug pun bun", num_merges=3)
+def test_train_bpe_pieces_picks_highest_count_like_reference(student, reference, text, num_merges):
+    """train_bpe_pieces merges the most frequent pair (ties: first occurrence) over the same units."""
+    expect_equal(student.train_bpe_pieces(text, num_merges), reference.train_bpe_pieces(text, num_merges),
+                 f"train_bpe_pieces({text!r}, {num_merges})")
+
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+@points(2)
+@given(vocab=S.wordpiece_vocab(), text=S.word_texts(8))
+@example(vocab=["h", "##u", "##g", "hu", "##gs"], text="hugs hug bug")
+@example(vocab=["a", "ab", "abc", "##c", "##d"], text="abcd abd")
+def test_tokenize_wordpiece_greedy_longest_match_first(student, reference, vocab, text):
+    """tokenize_wordpiece takes the longest vocabulary piece first, '##' in front unless it starts the word."""
+    expect_equal(student.tokenize_wordpiece(vocab, text), reference.tokenize_wordpiece(vocab, text),
+                 f"tokenize_wordpiece({vocab!r}, {text!r})")
+
+
+@hidden
+@points(1)
+@given(vocab=S.wordpiece_vocab(), text=S.word_texts(8), unk=st.sampled_from(["[UNK]", "<?>"]), max_chars=st.integers(1, 6))
+@example(vocab=["a", "##a"], text="aa aaa", unk="[UNK]", max_chars=2)
+@example(vocab=["ab", "##c"], text="abd", unk="[UNK]", max_chars=9)
+def test_unknown_and_too_long_words_become_one_unk(student, reference, vocab, text, unk, max_chars):
+    """A word that cannot be covered, or has more than max_chars characters, becomes a single unk."""
+    expect_equal(student.tokenize_wordpiece(vocab, text, unk, max_chars), reference.tokenize_wordpiece(vocab, text, unk, max_chars),
+                 f"tokenize_wordpiece({vocab!r}, {text!r}, {unk!r}, {max_chars})")
+    expect_equal(student.tokenize_wordpiece(vocab, text, unk=unk, max_chars=max_chars),
+                 reference.tokenize_wordpiece(vocab, text, unk, max_chars),
+                 f"tokenize_wordpiece({vocab!r}, {text!r}, unk={unk!r}, max_chars={max_chars})")
+
+
+# --------------------------------------------------------------------------- compare_vocabularies
+
+
+@points(2)
+@given(a=S.vocab_lists(), b=S.vocab_lists())
+@example(a=["a", "##b", "ab"], b=["ab", "c"])
+@example(a=[], b=[])
+@example(a=["a", "a", "b"], b=["a"])
+def test_compare_vocabularies_as_sets_with_jaccard(student, reference, a, b):
+    """compare_vocabularies: shared count, sorted tokens only in a / only in b, and the Jaccard index of the sets."""
+    got = student.compare_vocabularies(a, b)
+    expected = reference.compare_vocabularies(a, b)
+    what = f"compare_vocabularies({a!r}, {b!r})"
+    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
+    for key in ("shared", "only_a", "only_b"):
+        expect_equal(got.get(key), expected[key], f"{what}[{key!r}]")
+    expect_close(got.get("jaccard"), expected["jaccard"], f"{what}['jaccard']")
+
+
+@hidden
+@points(1)
+@given(a=S.vocab_lists(), b=S.vocab_lists())
+@example(a=["a", "##b", "ab"], b=["ab", "c"])
+@example(a=["ab", "ab", "c"], b=["##abc", "##abc"])
+@example(a=["##ab", "##中"], b=[])
+def test_mean_length_per_distinct_token_ignores_continuation_prefix(student, a, b):
+    """mean_len_a / mean_len_b: mean characters per distinct token, a leading '##' not counted, 0.0 when empty."""
+    got = student.compare_vocabularies(a, b)
+    what = f"compare_vocabularies({a!r}, {b!r})"
+    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
+    expect_close(got.get("mean_len_a"), _mean_len(a), f"{what}['mean_len_a']")
+    expect_close(got.get("mean_len_b"), _mean_len(b), f"{what}['mean_len_b']")

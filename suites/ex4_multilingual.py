@@ -1,0 +1,234 @@
+"""Exercise 4: a multilingual benchmark. Properties of tokens_per_char,
+tokenization_premium, benchmark and render_table, graded against the docstrings' rules.
+
+Encoders are passed as worker-side handles (``sandbox.module("encoders")``) to the
+student's code and as the same functions from ``tokcourse.encoders`` to the reference.
+"""
+
+import json
+import re
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder.suite import expect, expect_close, expect_equal, expect_error, show
+from tokcourse import encoders
+from tokcourse import strategies as S
+
+points = pytest.mark.points
+hidden = pytest.mark.hidden
+
+SIMPLE = ("characters", "utf8_bytes", "whitespace_words")
+simple_encoders = st.sampled_from(SIMPLE)
+
+
+def _check_premium(got, expected, what):
+    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
+    expect_equal(list(got), list(expected), f"the languages of {what}")
+    for lang, value in expected.items():
+        expect_close(got[lang], value, f"{what}[{lang!r}]")
+
+
+def _check_rows(got, expected, what):
+    expect(isinstance(got, list), f"{what}: expected a list of rows, got {show(got)}")
+    expect_equal([(r.get("encoder"), r.get("language")) if isinstance(r, dict) else r for r in got],
+                 [(r["encoder"], r["language"]) for r in expected], f"the (encoder, language) of each row of {what}")
+    for row, want in zip(got, expected):
+        where = f"{what}: row ({want['encoder']!r}, {want['language']!r})"
+        expect_equal(list(row), list(want), f"{where}: the keys")
+        for key in ("tokens", "chars", "bytes"):
+            expect_equal(row[key], want[key], f"{where}[{key!r}]")
+        for key in ("tokens_per_char", "premium"):
+            expect_close(row[key], want[key], f"{where}[{key!r}]")
+
+
+def _cell(value) -> str:
+    text = f"{value:.3f}" if isinstance(value, float) else str(value)
+    return text.replace("|", "\\|")
+
+
+def _unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def _check_table(table, rows, what):
+    expect(type(table) is str, f"{what}: expected a str, got {show(table)}")
+    lines = table.rstrip("\n").split("\n")
+    expect(len(lines) == len(rows) + 2,
+           f"{what}: expected {len(rows) + 2} lines (header, separator, one per row), got {len(lines)}: {show(table)}")
+    columns = list(rows[0])
+    _in_order(lines[0], [_cell(c) for c in columns], f"{what}: the header line")
+    expect("-" in lines[1] and set(lines[1]) <= set("|-: "), f"{what}: the second line should be the separator, got {lines[1]!r}")
+    for i, (line, row) in enumerate(zip(lines[2:], rows)):
+        _in_order(line, [_cell(row[c]) for c in columns], f"{what}: the line of row {i}")
+    pipes = {_unescaped_pipes(line) for line in lines}
+    expect(len(pipes) == 1, f"{what}: every line should have the same number of cell separators '|' "
+                            f"(a '|' inside a cell is written '\\|'): {show(table)}")
+
+
+def _in_order(line, cells, what):
+    start = 0
+    for cell in cells:
+        found = line.find(cell, start)
+        expect(found >= 0, f"{what} should show {cell!r} (after the cells before it): {line!r}")
+        start = found + len(cell)
+
+
+def _benchmark_rows(names, parallel, baseline):
+    """Rows shaped like benchmark's, to render (computed here: render_table is graded alone)."""
+    rows = []
+    for name in sorted(names):
+        encode = getattr(encoders, name)
+        base = sum(len(encode(s)) for s in parallel[baseline])
+        for lang in sorted(parallel):
+            tokens = sum(len(encode(s)) for s in parallel[lang])
+            chars = sum(len(s) for s in parallel[lang])
+            rows.append({"encoder": name, "language": lang, "tokens": tokens, "chars": chars,
+                         "bytes": sum(len(s.encode("utf-8")) for s in parallel[lang]),
+                         "tokens_per_char": tokens / chars, "premium": tokens / base})
+    return rows
+
+
+@st.composite
+def _parallel_with_baseline(draw, min_languages=1):
+    baseline = draw(st.sampled_from(S.LANGUAGES))
+    return draw(S.parallel(min_languages=min_languages, baseline=baseline)), baseline
+
+
+# --------------------------------------------------------------------------- tokens_per_char
+
+
+@points(2)
+@given(name=simple_encoders, texts=S.text_lists())
+@example(name="utf8_bytes", texts=["héllo"])
+@example(name="utf8_bytes", texts=["a", "中文中文"])
+def test_tokens_per_char_is_total_tokens_over_total_chars(student, sandbox, name, texts):
+    """tokens_per_char is the total tokens of all texts over their total characters (not bytes, not a mean of ratios)."""
+    enc = sandbox.module("encoders")
+    expect_close(student.tokens_per_char(getattr(enc, name), texts),
+                 sum(len(getattr(encoders, name)(t)) for t in texts) / sum(len(t) for t in texts),
+                 f"tokens_per_char({name}, {texts!r})")
+
+
+# --------------------------------------------------------------------------- tokenization_premium
+
+
+@points(2)
+@given(name=simple_encoders, data=_parallel_with_baseline())
+def test_premium_is_language_tokens_over_baseline_tokens(student, reference, sandbox, name, data):
+    """tokenization_premium is each language's total tokens over the baseline's total tokens."""
+    parallel, baseline = data
+    enc = sandbox.module("encoders")
+    example_ = {"en": ["cat", "dog"], "ru": ["кот", "пёс"]}
+    _check_premium(student.tokenization_premium(enc.utf8_bytes, example_), {"en": 1.0, "ru": 2.0},
+                   f"tokenization_premium(utf8_bytes, {example_!r})")
+    _check_premium(student.tokenization_premium(getattr(enc, name), parallel, baseline),
+                   reference.tokenization_premium(getattr(encoders, name), parallel, baseline),
+                   f"tokenization_premium({name}, {parallel!r}, {baseline!r})")
+
+
+@points(1)
+@given(name=simple_encoders, data=_parallel_with_baseline())
+def test_baseline_premium_is_exactly_one_and_languages_keep_order(student, sandbox, name, data):
+    """The baseline's premium is exactly 1.0 and the result lists the languages in the order of parallel."""
+    parallel, baseline = data
+    got = student.tokenization_premium(getattr(sandbox.module("encoders"), name), parallel, baseline=baseline)
+    what = f"tokenization_premium({name}, {parallel!r}, baseline={baseline!r})"
+    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
+    expect_equal(list(got), list(parallel), f"the languages of {what}")
+    expect_equal(got[baseline], 1.0, f"{what}[{baseline!r}]")
+
+
+@hidden
+@points(1)
+@given(name=simple_encoders, data=_parallel_with_baseline(min_languages=2))
+@example(name="characters", data=({"en": ["a", "bbbb"], "xx": ["cc", "dd"]}, "en"))
+def test_premium_sums_tokens_not_mean_of_sentence_ratios(student, reference, sandbox, name, data):
+    """The premium divides total tokens (all sentences summed), not the mean of per-sentence ratios."""
+    parallel, baseline = data
+    _check_premium(student.tokenization_premium(getattr(sandbox.module("encoders"), name), parallel, baseline),
+                   reference.tokenization_premium(getattr(encoders, name), parallel, baseline),
+                   f"tokenization_premium({name}, {parallel!r}, {baseline!r})")
+
+
+@hidden
+@points(1)
+@given(data=_parallel_with_baseline(min_languages=2))
+def test_bad_parallel_or_baselineexpect_error(student, sandbox, data):
+    """Unequal sentence counts, an empty language, an empty dict or an unknown baseline are ValueErrors; bad types TypeErrors."""
+    parallel, baseline = data
+    enc = sandbox.module("encoders")
+    other = next(lang for lang in parallel if lang != baseline)
+    unknown = next(lang for lang in ("xx", "yy", "zz") if lang not in parallel)
+    for label, bad in (("a sentence more", {**parallel, other: parallel[other] + ["one more"]}),
+                       ("a sentence less", {**parallel, other: parallel[other][:-1]}),
+                       ("an empty language", {**parallel, other: []})):
+        expect_error(lambda: student.tokenization_premium(enc.characters, bad, baseline), ("ValueError",),
+                f"tokenization_premium(characters, <{label}: {bad!r}>, {baseline!r})")
+    expect_error(lambda: student.tokenization_premium(enc.characters, {}, baseline), ("ValueError",),
+            f"tokenization_premium(characters, {{}}, {baseline!r})")
+    expect_error(lambda: student.tokenization_premium(enc.characters, parallel, unknown), ("ValueError",),
+            f"tokenization_premium(characters, {parallel!r}, {unknown!r})")
+    expect_error(lambda: student.tokenization_premium(enc.characters, parallel, 7), ("TypeError",),
+            f"tokenization_premium(characters, {parallel!r}, 7)")
+    expect_error(lambda: student.tokenization_premium(5, parallel, baseline), ("TypeError",),
+            f"tokenization_premium(5, {parallel!r}, {baseline!r})")
+    expect_error(lambda: student.tokens_per_char(enc.characters, []), ("ValueError",), "tokens_per_char(characters, [])")
+    expect_error(lambda: student.tokens_per_char(enc.characters, ["", ""]), ("ValueError",), "tokens_per_char(characters, ['', ''])")
+    expect_error(lambda: student.benchmark({}, parallel, baseline), ("ValueError",), f"benchmark({{}}, {parallel!r}, {baseline!r})")
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+@points(3)
+@given(names=st.lists(simple_encoders, min_size=1, max_size=3, unique=True),
+       labels=st.permutations(["utf8", "chars", "words"]), data=_parallel_with_baseline())
+def test_benchmark_rows_sorted_by_encoder_then_language(student, reference, sandbox, names, labels, data):
+    """benchmark gives one row per (encoder, language), sorted, with the totals, tokens_per_char and premium."""
+    parallel, baseline = data
+    enc = sandbox.module("encoders")
+    mine = {label: getattr(enc, name) for label, name in zip(labels, names)}
+    ref = {label: getattr(encoders, name) for label, name in zip(labels, names)}
+    shown = {label: name for label, name in zip(labels, names)}
+    _check_rows(student.benchmark(mine, parallel, baseline), reference.benchmark(ref, parallel, baseline),
+                f"benchmark({shown!r}, {parallel!r}, {baseline!r})")
+
+
+@hidden
+@points(2)
+def test_benchmark_on_course_parallel_data_with_cl100k(student, reference, sandbox, course):
+    """benchmark on the course's parallel sentences with the four encoders, cl100k_base included."""
+    from tokcourse.assets import use_offline_tiktoken
+
+    use_offline_tiktoken(course.root)
+    parallel = json.loads(course.path(course.data["parallel"]).read_text(encoding="utf-8"))
+    enc = sandbox.module("encoders")
+    mine = {"cl100k_base": enc.cl100k, "utf8_bytes": enc.utf8_bytes, "characters": enc.characters,
+            "whitespace_words": enc.whitespace_words}
+    _check_rows(student.benchmark(mine, parallel), reference.benchmark(encoders.ENCODERS, parallel),
+                "benchmark(<the four encoders>, <the course's parallel sentences>)")
+
+
+# --------------------------------------------------------------------------- render_table
+
+
+@points(2)
+@given(names=st.lists(simple_encoders, min_size=1, max_size=3, unique=True), data=_parallel_with_baseline(),
+       start=st.integers(0, 3))
+def test_render_table_contains_header_and_every_cell(student, names, data, start):
+    """render_table writes a header, a separator and one line per row showing each cell (floats with 3 decimals)."""
+    parallel, baseline = data
+    rows = _benchmark_rows(names, parallel, baseline)[start:] or [
+        {"encoder": "utf8", "language": "en", "tokens": 6, "chars": 6, "bytes": 6, "tokens_per_char": 1.0, "premium": 1.0}]
+    _check_table(student.render_table(rows), rows, f"render_table({rows!r})")
+
+
+@hidden
+@points(1)
+@given(label=st.sampled_from(["a|b", "|", "x || y", "plain"]), value=st.sampled_from([1.5, 2, "p|q"]))
+def test_render_table_escapes_pipes(student, label, value):
+    """A '|' inside a cell or a column name is written as '\\|' so every line keeps its cells."""
+    rows = [{"encoder": label, "a|b": value, "premium": 1.0}, {"encoder": "e", "a|b": 3, "premium": 2.25}]
+    _check_table(student.render_table(rows), rows, f"render_table({rows!r})")

@@ -1,0 +1,204 @@
+"""Exercise 5: tiktoken-parity tuning. Properties of compression_ratio, ratio_curve and
+merges_for_parity, graded against the docstrings' rules, and one real run on the course
+corpus."""
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder.suite import expect, expect_close, expect_equal, expect_error, show
+from tokcourse import encoders
+from tokcourse import strategies as S
+
+points = pytest.mark.points
+hidden = pytest.mark.hidden
+
+CORPUS_CHARS = 20_000  # the real run: the first 20,000 characters of the course corpus
+CORPUS_MERGES = 200
+
+
+def _is_curve(curve) -> bool:
+    return isinstance(curve, list) and len(curve) > 0 and all(type(x) in (int, float) for x in curve)
+
+
+def _check_curve(got, expected, what):
+    expect(isinstance(got, list), f"{what}: expected a list of floats, got {show(got)}")
+    expect(len(got) == len(expected), f"{what}: expected {len(expected)} ratios, got {len(got)}: {show(got)}")
+    for k, (ratio, want) in enumerate(zip(got, expected)):
+        expect_close(ratio, want, f"{what}[{k}]")
+
+
+def _parity_or_error(reference, text, target, tolerance, max_merges):
+    """The reference's answer, or None when it raises ValueError (target not reached)."""
+    try:
+        return reference.merges_for_parity(text, target, tolerance, max_merges)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- compression_ratio
+
+
+@points(2)
+@given(name=st.sampled_from(["characters", "utf8_bytes", "whitespace_words"]), text=S.nonempty_texts())
+@example(name="utf8_bytes", text="héllo")
+@example(name="characters", text="中文")
+def test_compression_ratio_is_tokens_over_utf8_bytes(student, sandbox, name, text):
+    """compression_ratio is len(encode(text)) / len(text.encode('utf-8')), per byte, not per character."""
+    expect_close(student.compression_ratio(getattr(sandbox.module("encoders"), name), text),
+                 len(getattr(encoders, name)(text)) / len(text.encode("utf-8")),
+                 f"compression_ratio({name}, {text!r})")
+
+
+# --------------------------------------------------------------------------- ratio_curve
+
+
+@points(2)
+@given(max_merges=st.integers(2, 10))
+def test_ratio_curve_worked_example_aaaa(student, max_merges):
+    """ratio_curve('aaaa', n) is [1.0, 0.5, 0.25]: (aa)(aa), then (aaaa), then no pair is left."""
+    _check_curve(student.ratio_curve("aaaa", max_merges), [1.0, 0.5, 0.25], f"ratio_curve('aaaa', {max_merges})")
+    _check_curve(student.ratio_curve("aaaa", 1), [1.0, 0.5], "ratio_curve('aaaa', 1)")
+    _check_curve(student.ratio_curve("the then there", 2), [1.0, 11 / 14, 8 / 14], "ratio_curve('the then there', 2)")
+
+
+@points(2)
+@given(text=S.nonempty_texts(), max_merges=S.merges())
+@example(text="the then there", max_merges=5)
+def test_ratio_curve_matches_reference(student, reference, text, max_merges):
+    """ratio_curve equals the reference's: the ratio after each merge of byte-level BPE trained on the text."""
+    _check_curve(student.ratio_curve(text, max_merges), reference.ratio_curve(text, max_merges),
+                 f"ratio_curve({text!r}, {max_merges})")
+
+
+@points(2)
+@given(text=S.nonempty_texts(), max_merges=S.merges())
+@example(text="x", max_merges=3)
+def test_ratio_curve_starts_at_one_and_never_increases(student, text, max_merges):
+    """The curve starts at exactly 1.0, has at most max_merges + 1 ratios, and falls with every merge."""
+    curve = student.ratio_curve(text, max_merges)
+    what = f"ratio_curve({text!r}, {max_merges})"
+    expect(_is_curve(curve) and 1 <= len(curve) <= max_merges + 1,
+           f"{what}: expected a list of 1 to {max_merges + 1} ratios, got {show(curve)}")
+    expect_equal(curve[0], 1.0, f"{what}[0]")
+    for k in range(1, len(curve)):
+        expect(0 < curve[k] < curve[k - 1], f"{what}: the ratio rises or stalls at merge {k}: {show(curve)}")
+
+
+@hidden
+@points(1)
+@given(text=st.one_of(S.nonempty_texts(), S.tie_texts().filter(bool)), max_merges=S.merges())
+@example(text="abcd", max_merges=5)
+@example(text="abab", max_merges=5)
+def test_ratio_curve_stops_early_only_when_no_pair_left(student, text, max_merges):
+    """The curve is shorter than max_merges + 1 only when a single token is left (no pair remains)."""
+    curve = student.ratio_curve(text, max_merges)
+    what = f"ratio_curve({text!r}, {max_merges})"
+    expect(_is_curve(curve), f"{what}: expected a list of ratios, got {show(curve)}")
+    size = len(text.encode("utf-8"))
+    expected_len = min(max_merges + 1, size)  # each merge removes at least one token
+    left = round(curve[-1] * size)
+    expect(len(curve) == max_merges + 1 or left == 1,
+           f"{what}: stopped after {len(curve) - 1} merges with {left} tokens left (a pair was still there)")
+    expect(len(curve) <= expected_len, f"{what}: {len(curve)} ratios for {size} bytes")
+
+
+@hidden
+@points(2)
+@given(text=st.one_of(S.tie_texts().filter(bool), S.overlap_tie_texts()), max_merges=st.integers(1, 12))
+@example(text="aaabcbc", max_merges=3)
+@example(text="badcab", max_merges=3)
+@example(text="abcdcdab", max_merges=2)
+def test_ratio_curve_ties_break_to_leftmost_first_occurrence(student, reference, text, max_merges):
+    """With ties between equally frequent pairs, the curve follows the pair whose first occurrence is leftmost."""
+    _check_curve(student.ratio_curve(text, max_merges), reference.ratio_curve(text, max_merges),
+                 f"ratio_curve({text!r}, {max_merges})")
+
+
+# --------------------------------------------------------------------------- merges_for_parity
+
+
+@points(1)
+def test_merges_for_parity_worked_example(student):
+    """merges_for_parity('aaaa', 0.5) is 1: the threshold is 0.55 and 1 merge gives 0.5."""
+    expect_equal(student.merges_for_parity("aaaa", 0.5), 1, "merges_for_parity('aaaa', 0.5)")
+    expect_equal(student.merges_for_parity("aaaa", target_ratio=0.5, tolerance=0.10, max_merges=20000), 1,
+                 "merges_for_parity('aaaa', target_ratio=0.5, tolerance=0.10, max_merges=20000)")
+    expect_equal(student.merges_for_parity("aaaa", 1.0), 0, "merges_for_parity('aaaa', 1.0)")
+
+
+@points(2)
+@given(text=S.nonempty_texts(), target=st.floats(0.05, 1.2), tolerance=S.tolerances(), max_merges=S.merges())
+@example(text="aaaa", target=0.5, tolerance=0.1, max_merges=20)
+def test_parity_returns_smallest_qualifying_k(student, reference, text, target, tolerance, max_merges):
+    """merges_for_parity returns the smallest k whose ratio is within tolerance (not k + 1, not any larger k)."""
+    curve = reference.ratio_curve(text, max_merges)
+    threshold = target * (1 + tolerance)
+    what = f"merges_for_parity({text!r}, {target!r}, {tolerance!r}, {max_merges})"
+    expected = _parity_or_error(reference, text, target, tolerance, max_merges)
+    if expected is None:
+        expect_error(lambda: student.merges_for_parity(text, target, tolerance, max_merges), ("ValueError",), what)
+        return
+    got = student.merges_for_parity(text, target, tolerance, max_merges)
+    expect(type(got) is int and 0 <= got < len(curve) and curve[got] <= threshold,
+           f"{what}: {show(got)} merges do not reach the threshold {threshold!r} (curve {show(curve)})")
+    expect_equal(got, expected, what)
+
+
+@points(2)
+@given(text=S.nonempty_texts(), index=st.integers(0, 30), tolerance=S.tolerances(), nudge=st.sampled_from([1.0, 0.999, 1.001]))
+@example(text="aaaa", index=1, tolerance=0.25, nudge=1.0)
+@example(text="the then there", index=2, tolerance=0.1, nudge=1.0)
+def test_parity_threshold_is_target_times_one_plus_tolerance(student, reference, text, index, tolerance, nudge):
+    """The threshold is target_ratio * (1 + tolerance), met with <= (a ratio equal to it counts)."""
+    max_merges = 30
+    curve = reference.ratio_curve(text, max_merges)
+    target = curve[index % len(curve)] / (1 + tolerance) * nudge  # the threshold lands on (or near) a ratio
+    what = f"merges_for_parity({text!r}, {target!r}, {tolerance!r}, {max_merges})"
+    expected = _parity_or_error(reference, text, target, tolerance, max_merges)
+    if expected is None:
+        expect_error(lambda: student.merges_for_parity(text, target, tolerance, max_merges), ("ValueError",), what)
+    else:
+        expect_equal(student.merges_for_parity(text, target, tolerance, max_merges), expected, what)
+
+
+@hidden
+@points(1)
+@given(text=S.nonempty_texts(), max_merges=st.integers(0, 10))
+@example(text="aaaa", max_merges=20)
+def test_unreachable_target_raises_value_error_naming_target_and_max_merges(student, text, max_merges):
+    """When no k up to max_merges reaches the threshold, merges_for_parity raises ValueError naming target_ratio and max_merges."""
+    target = 0.5 / len(text.encode("utf-8"))  # below one token for the whole text: never reached
+    expect_error(lambda: student.merges_for_parity(text, target, 0.1, max_merges), ("ValueError",),
+            f"merges_for_parity({text!r}, {target!r}, 0.1, {max_merges})", naming=("target_ratio", "max_merges"))
+
+
+@hidden
+@points(1)
+@given(tolerance=st.sampled_from([0, 0.0, 1, 1.0, -0.1, 1.5]), target=st.sampled_from([0, 0.0, -0.5]))
+def test_parity_rejects_bad_tolerance_and_target(student, tolerance, target):
+    """A tolerance outside (0, 1) or a target_ratio that is not above 0 is a ValueError naming it; an empty text too."""
+    expect_error(lambda: student.merges_for_parity("abab", 0.5, tolerance), ("ValueError",),
+            f"merges_for_parity('abab', 0.5, {tolerance!r})", naming=("tolerance",))
+    expect_error(lambda: student.merges_for_parity("abab", target), ("ValueError",),
+            f"merges_for_parity('abab', {target!r})", naming=("target_ratio",))
+    expect_error(lambda: student.ratio_curve("", 3), ("ValueError",), "ratio_curve('', 3)", naming=("text",))
+    expect_error(lambda: student.ratio_curve("abab", -1), ("ValueError",), "ratio_curve('abab', -1)", naming=("max_merges",))
+
+
+# --------------------------------------------------------------------------- the real run
+
+
+@hidden
+@points(2)
+def test_real_corpus_ratio_curve_matches_reference(student, reference, sandbox, course):
+    """The real run: ratio_curve on the first 20,000 characters of the course corpus for 200 merges, and cl100k_base's ratio."""
+    from tokcourse.assets import use_offline_tiktoken
+
+    text = course.path(course.data["corpus"]).read_text(encoding="utf-8")[:CORPUS_CHARS]
+    what = f"ratio_curve(<the first {CORPUS_CHARS} characters of the corpus>, {CORPUS_MERGES})"
+    _check_curve(student.ratio_curve(text, CORPUS_MERGES), reference.ratio_curve(text, CORPUS_MERGES), what)
+    use_offline_tiktoken(course.root)
+    expect_close(student.compression_ratio(sandbox.module("encoders").cl100k, text),
+                 reference.compression_ratio(encoders.cl100k, text),
+                 f"compression_ratio(cl100k, <the first {CORPUS_CHARS} characters of the corpus>)")
