@@ -1,0 +1,110 @@
+"""The command-line contract: grade, resume, determinism, reports and self-check."""
+
+import csv
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def autograder(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The reference (as a flat folder) and the stubs, graded twice into two folders, then once more."""
+    base = tmp_path_factory.mktemp("grading")
+    reference = base / "reference"
+    shutil.copytree(ROOT / "solutions", reference, ignore=shutil.ignore_patterns("__pycache__"))
+    stubs = base / "stubs"
+    shutil.copytree(ROOT / "exercises", stubs, ignore=shutil.ignore_patterns("__pycache__"))
+    runs = [autograder("grade", str(reference), str(stubs), "--out", str(base / f"out{i}"), "--jobs", "2")
+            for i in (1, 2)]
+    again = autograder("grade", str(reference), str(stubs), "--out", str(base / "out1"))
+    return base, runs, again
+
+
+def results(base: Path, out: str, name: str) -> dict:
+    return json.loads((base / out / name / "results.json").read_text())
+
+
+def test_grading_exits_zero_and_scores(graded):
+    base, runs, _ = graded
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr
+    assert results(base, "out1", "reference")["score"] == 100
+    stubs = results(base, "out1", "stubs")
+    assert stubs["score"] == 0
+    assert all("not implemented yet" in test["output"] for test in stubs["tests"])
+
+
+def test_results_follow_gradescope_schema(graded):
+    base, _, _ = graded
+    document = results(base, "out1", "reference")
+    assert set(document) >= {"score", "tests"}
+    for test in document["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "status", "visibility", "output", "extra_data"}
+        assert test["status"] in ("passed", "failed")
+        assert test["visibility"] in ("visible", "after_published")
+        assert test["extra_data"]["exercise"].startswith("ex")
+    assert sum(t["max_score"] for t in document["tests"]) == 100
+
+
+def test_same_submission_gives_byte_identical_tests(graded):
+    base, _, _ = graded
+    for name in ("reference", "stubs"):
+        first = json.dumps(results(base, "out1", name)["tests"], sort_keys=True)
+        assert first == json.dumps(results(base, "out2", name)["tests"], sort_keys=True)
+
+
+def test_csv_gradebook_and_resume(graded):
+    base, _, again = graded
+    assert again.returncode == 0
+    assert again.stdout.count("unchanged, skipped") == 2
+    rows = {row["submission"]: row for row in csv.DictReader((base / "out1" / "grades.csv").open())}
+    assert rows["reference"]["score"] == "100" and rows["stubs"]["score"] == "0"
+    assert rows["reference"]["ex1_merge_tracing"] == "20"
+    with sqlite3.connect(base / "out1" / "gradebook.sqlite") as db:
+        gradings = db.execute("SELECT submission, digest, seed, engine_version FROM gradings").fetchall()
+        assert len(gradings) == 2, "the resumed run added no grading"
+        assert {g[2] for g in gradings} == {20261130}
+        assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] > 60
+
+
+def test_feedback_hides_hidden_inputs(graded):
+    base, _, _ = graded
+    feedback = (base / "out1" / "stubs" / "feedback.md").read_text()
+    assert "# How language-model tokenizers work: feedback for stubs" in feedback
+    hidden = [t for t in results(base, "out1", "stubs")["tests"] if t["visibility"] == "after_published"]
+    assert hidden and all(t["output"].count("\n") == 0 for t in hidden), "hidden feedback is one line"
+
+
+def test_grader_problems_exit_nonzero(tmp_path):
+    missing = autograder("grade", str(tmp_path / "nothing"), "--out", str(tmp_path / "out"))
+    assert missing.returncode == 0, "an unreadable submission is graded zero, not a grader failure"
+    assert "unreadable" in missing.stdout
+    broken = tmp_path / "course.yaml"
+    broken.write_text("title: x\n")
+    bad = autograder("--course", str(broken), "grade", str(tmp_path), "--out", str(tmp_path / "o"))
+    assert bad.returncode == 2 and "hypothesis: required key is missing" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_self_check_exit_status(tmp_path):
+    reference = tmp_path / "mine"
+    shutil.copytree(ROOT / "solutions", reference, ignore=shutil.ignore_patterns("__pycache__"))
+    good = autograder("check", str(reference))
+    assert good.returncode == 0, good.stdout[-3000:]
+    assert "hidden properties" in good.stdout
+    partly = autograder("check", str(ROOT / "samples" / "partly_wrong"))
+    assert partly.returncode == 1
+    assert "trace_merges('aaa', 1): expected" in partly.stdout
+    assert "ex2_special_tokens is missing from the submission" in partly.stdout
