@@ -11,9 +11,11 @@ BIN := $(VENV)/bin
 
 setup: $(VENV)/.installed sandbox-tools fetch
 
-$(VENV)/.installed: requirements.lock
+# requirements-nbgrader.lock adds nbgrader and jsonschema, which the tests of the delivery
+# channels (nbgrader end to end, Gradescope's results schema) need.
+$(VENV)/.installed: requirements.lock requirements-nbgrader.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock -r requirements-nbgrader.lock
 	touch $@
 
 # bubblewrap gives the grader its strong sandbox; without it the grader still runs, in a

@@ -7,6 +7,11 @@
   ``DIR/gradebook.sqlite``. Exits 0 whenever grading ran, whatever the scores.
 - ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
 - ``bench [SUBMISSION]``: measures the sandbox's overhead and grading throughput.
+- ``release --out DIR``: the student release (no solutions, no hidden properties, sealed
+  locked cases); see :mod:`autograder.release`.
+- ``nbgrader --out DIR``: an nbgrader course, one assignment per exercise, graded by the
+  sandboxed engine; see :mod:`autograder.nbgrader_course`.
+- ``gradescope --out FILE.zip``: a Gradescope autograder; see :mod:`autograder.gradescope`.
 
 Problems with the course, a submission or the grader print one clear message and exit 2.
 """
@@ -69,31 +74,51 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("out/bench"))
     bench.set_defaults(run=_bench)
 
+    release = commands.add_parser("release", help="build the student release (no solutions, no hidden properties)")
+    release.add_argument("--out", required=True, type=Path, help="a new or empty folder")
+    release.set_defaults(run=_release)
+
+    nbgrader = commands.add_parser("nbgrader", help="generate an nbgrader course graded by this engine")
+    nbgrader.add_argument("--out", required=True, type=Path, help="the nbgrader course folder (new or empty)")
+    nbgrader.set_defaults(run=_nbgrader)
+
+    gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
+    gradescope.add_argument("--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
+    gradescope.set_defaults(run=_gradescope)
+
     one = commands.add_parser("grade-one", help=argparse.SUPPRESS)
     one.add_argument("staged", type=Path)
     one.add_argument("out", type=Path)
     one.add_argument("--name", required=True)
     one.add_argument("--notes", default="[]")
+    one.add_argument("--exercise", action="append", help="grade only this exercise module (repeatable)")
     one.set_defaults(run=_grade_one)
     return parser
 
 
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .grading import grade_staged
-    from .report import print_check
+    from .locked import check_locked
+    from .report import gradescope_results, print_check
 
     staged = stage(course, Path(args.path) if args.path else course.path(course.package))
     try:
         console.print(f"Checking [bold]{args.path or course.package}[/] against the public properties…")
         document = grade_staged(course, staged, public_only=True)
+        if course.is_release:
+            document["tests"] += gradescope_results(course, check_locked(course, staged.root), [], 0)["tests"]
     finally:
         staged.remove()
     document["output"] += "\nOfficial grading also runs hidden properties."
+    if course.is_release:
+        document["output"] += (" Properties that compare your results with the reference solutions run there"
+                               " too; here the locked known-answer cases stand in for them.")
     print_check(console, course, document)
     return 0 if all(t["status"] == "passed" for t in document["tests"]) else 1
 
 
 def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
+    _refuse_release(course)
     return _grade_named(course, [(submission_name(p), p) for p in args.submissions], args, console)
 
 
@@ -119,6 +144,7 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
 def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .bench import run
 
+    _refuse_release(course)
     if args.submission is None and not course.samples:
         raise GraderError("name a submission to benchmark: the course lists no samples")
     run(course, args.submission or course.path(course.samples[0].path), args.copies, args.out, console)
@@ -131,7 +157,43 @@ def _grade_one(course: Course, args: argparse.Namespace, console: Console) -> in
     from .submission import Staged
 
     staged = Staged(args.name, args.staged, "", json.loads(args.notes))
-    write_reports(course, args.out, args.name, grade_staged(course, staged))
+    write_reports(course, args.out, args.name, grade_staged(course, staged, exercises=args.exercise))
+    return 0
+
+
+def _refuse_release(course: Course) -> None:
+    """Official grading needs the solutions and the hidden properties, which a student release lacks."""
+    if course.is_release:
+        raise GraderError("this is a student release: it has no solutions and no hidden properties, so it "
+                          "cannot grade; use `check`")
+
+
+def _release(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .release import build_release
+
+    left_out = build_release(course, args.out)
+    console.print(f"Student release written to [bold]{args.out}[/] ({len(left_out)} properties left out: hidden, "
+                  "or comparing with the reference). Try it: "
+                  f"cd {args.out} && python -m autograder check", highlight=False)
+    return 0
+
+
+def _nbgrader(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .nbgrader_course import build_nbgrader_course
+
+    build_nbgrader_course(course, args.out)
+    console.print(f"nbgrader course written to [bold]{args.out}[/]: cd there, then "
+                  "`nbgrader generate_assignment <exercise>` per exercise, `nbgrader autograde <exercise>`, "
+                  "`nbgrader generate_feedback <exercise>`, `nbgrader export`.", highlight=False)
+    return 0
+
+
+def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .gradescope import build_gradescope
+
+    build_gradescope(course, args.out)
+    console.print(f"Gradescope autograder written to [bold]{args.out}[/]: upload it as the assignment's "
+                  "autograder (Ubuntu 24.04 base image or any with Python 3.11+).", highlight=False)
     return 0
 
 

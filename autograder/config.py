@@ -3,7 +3,9 @@
 The engine knows nothing about any particular course. A course is a YAML file naming its
 student package, its hidden solutions, one property suite per exercise, the points, the
 time and resource budgets, the hypothesis settings and its data files. Every path in the
-file is relative to the file's own folder.
+file is relative to the file's own folder. ``delivery`` names what the delivery channels
+ship (:mod:`autograder.release`, :mod:`autograder.nbgrader_course`,
+:mod:`autograder.gradescope`); a course without ``solutions`` is a student release.
 
 A malformed file never produces a traceback: :func:`load_course` raises
 :class:`CourseConfigError` with one line per problem, each naming the key.
@@ -68,6 +70,14 @@ class Sandbox(_Strict):
         return env
 
 
+class Delivery(_Strict):
+    """What the delivery channels (student release, nbgrader, Gradescope) ship besides the
+    files the rest of the course file names."""
+
+    locked: str | None = None  # the locked known-answer cases (a release holds their hashes only)
+    include: list[str] = []  # more course files and folders to ship, such as support packages
+
+
 class Sample(_Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]
     path: str
@@ -76,7 +86,7 @@ class Sample(_Strict):
 class Course(_Strict):
     title: str
     package: Annotated[str, Field(pattern=IDENTIFIER)]
-    solutions: Annotated[str, Field(pattern=IDENTIFIER)]
+    solutions: Annotated[str | None, Field(pattern=IDENTIFIER)] = None  # absent in a student release
     provided: list[str] = []
     total_points: Annotated[int | None, Field(gt=0)] = None
     hypothesis: Hypothesis
@@ -84,6 +94,7 @@ class Course(_Strict):
     sandbox: Sandbox = Sandbox()
     data: dict[str, str] = {}
     samples: list[Sample] = []
+    delivery: Delivery = Delivery()
     exercises: Annotated[list[Exercise], Field(min_length=1)]
     root: Path = Path(".")
 
@@ -107,6 +118,11 @@ class Course(_Strict):
             if exercise.module == module:
                 return exercise
         raise KeyError(module)
+
+    @property
+    def is_release(self) -> bool:
+        """A student release: no solutions, so only public properties that need no reference."""
+        return self.solutions is None
 
     @property
     def max_score(self) -> int:
@@ -163,7 +179,9 @@ def _check_files(course: Course, path: Path) -> None:
         if not course.path(sample.path).exists():
             problems.append(f"samples[{index}].path: no such file or folder {sample.path!r}")
     for key in ("package", "solutions"):
-        if not course.path(getattr(course, key)).is_dir():
+        if getattr(course, key) is not None and not course.path(getattr(course, key)).is_dir():
             problems.append(f"{key}: no such folder {getattr(course, key)!r}")
+    if course.delivery.locked is not None and not course.path(course.delivery.locked).is_file():
+        problems.append(f"delivery.locked: no such file {course.delivery.locked!r}")
     if problems:
         raise CourseConfigError(f"{path}: " + "; ".join(problems))

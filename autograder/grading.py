@@ -31,9 +31,11 @@ from .submission import Staged, SubmissionError, stage
 ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autograder` is found
 
 
-def grade_staged(course: Course, staged: Staged, public_only: bool = False) -> dict:
-    """Run the suites on a staged submission here and return its ``results.json`` document."""
-    results, seconds = run_suites(course, staged.root, public_only)
+def grade_staged(course: Course, staged: Staged, public_only: bool = False,
+                 exercises: list[str] | None = None) -> dict:
+    """Run the suites (of ``exercises``, default all) on a staged submission here and return its
+    ``results.json`` document."""
+    results, seconds = run_suites(course, staged.root, public_only, exercises)
     return gradescope_results(course, results, [isolation_note(), *staged.notes], seconds)
 
 
@@ -77,7 +79,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
     with Progress(*columns, console=console, transient=False) as progress, ThreadPoolExecutor(max(1, jobs)) as pool:
         bar = progress.add_task("", total=len(todo))
-        running = {pool.submit(_grade_in_child, course, name, staged, out / name): (name, staged, key)
+        running = {pool.submit(grade_in_child, course, name, staged, out / name): (name, staged, key)
                    for name, staged, key in todo}
         for future in as_completed(running):
             name, staged, key = running[future]
@@ -94,12 +96,15 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     return [rows[name] for name in sorted(rows)]
 
 
-def _grade_in_child(course: Course, name: str, staged: Staged, folder: Path) -> tuple[dict | None, float, str]:
-    """Grade in a fresh grader process; returns the document (or None), the seconds and a problem."""
+def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
+                   exercises: list[str] | None = None) -> tuple[dict | None, float, str]:
+    """Grade in a fresh grader process (``exercises``, default all); returns the document (or
+    None), the seconds and a problem."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "grader.log"
     command = [sys.executable, "-m", "autograder", "--course", str(course.root / "course.yaml"), "grade-one",
                str(staged.root), str(folder), "--name", name, "--notes", json.dumps(staged.notes)]
+    command += [f"--exercise={module}" for module in exercises or ()]
     limit = sum(course.limits.exercise_seconds for _ in course.exercises) + 120
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="autograder-grader-") as scratch, log.open("wb") as output:

@@ -1,0 +1,415 @@
+"""An nbgrader course made from the course: one assignment, and one notebook, per exercise.
+
+``python -m autograder nbgrader --out DIR`` writes ``DIR/source/<module>/<module>.ipynb``
+for every exercise, the course's provided files beside each notebook, and
+``DIR/nbgrader_config.py``. A notebook holds:
+
+- the task (the stub's module docstring, as Markdown) and the provided modules' docstrings
+  (the lesson), read-only;
+- the stub's given code (imports, constants, helper classes), read-only;
+- a "helpers" answer cell, whose solution region holds the reference's private helpers, with
+  its package-relative imports inlined (``from . import _bpe`` becomes ``_bpe``'s code);
+- one answer cell per graded function or class: the stub's signature and docstring, the
+  reference body between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, then the stub's
+  ``raise NotImplementedError`` when the reference body always returns or raises, so
+  ``nbgrader generate_assignment`` gives students the stub itself;
+- one read-only grade cell worth the exercise's points.
+
+The answer cells and the given code, in order, are the exercise's module
+(:func:`module_source`); :class:`autograder.nbgrader_grade.SandboxGrade` grades that module
+with the engine. ``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so
+nbgrader never runs a student's notebook: student code runs only in the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Course, Exercise
+from .errors import GraderError
+from .release import new_folder, ship
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+CODE_STUB = "# YOUR CODE HERE"
+
+
+def build_nbgrader_course(course: Course, out: Path) -> None:
+    """Write the nbgrader course folder ``out`` (new or empty)."""
+    import nbformat
+
+    if course.is_release:
+        raise GraderError("an nbgrader course needs the solutions, which a student release lacks")
+    new_folder(out)
+    for exercise in course.exercises:
+        folder = out / "source" / exercise.module
+        notebook = exercise_notebook(course, exercise)
+        _check_module(exercise.module, module_source(notebook))
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / f"{exercise.module}.ipynb")
+        ship(course, list(course.provided), folder)
+    (out / "nbgrader_config.py").write_text(_config(course), encoding="utf-8")
+
+
+def module_source(notebook) -> str:
+    """The exercise module a notebook holds: its answer cells and its read-only code, in order."""
+    return "\n\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code" and _is_module_code(cell))
+
+
+def _is_module_code(cell) -> bool:
+    meta = cell.metadata.get("nbgrader", {})
+    return bool(meta.get("solution") or meta.get("locked") and not meta.get("grade"))
+
+
+# --- the notebook ---------------------------------------------------------------------------------
+
+
+def exercise_notebook(course: Course, exercise: Exercise):
+    """The source notebook of one exercise (reference code inside solution regions)."""
+    import nbformat.v4 as v4
+
+    module = exercise.module
+    stub = _Source((course.path(course.package) / f"{module}.py").read_text(encoding="utf-8"))
+    reference = _flatten(course.path(course.solutions), module)
+    task = f"# {exercise.title}\n\n{_markdown(stub.docstring)}\n\n{HOW_TO.format(package=course.package)}"
+    cells = [v4.new_markdown_cell(task, metadata=_meta(f"{module}_task", locked=True))]
+    cells += [v4.new_markdown_cell(f"## `{path}`\n\n{_markdown(doc)}",
+                                   metadata=_meta(f"{module}_{Path(path).stem}_notes", locked=True))
+              for path, doc in _provided_docs(course)]
+    given = stub.text_of([node for node in stub.body if not _graded(node)])
+    if given:
+        cells.append(v4.new_code_cell(given, metadata=_meta(f"{module}_given", locked=True)))
+    helpers = "\n\n\n".join(reference.extras(stub.names))
+    cells.append(v4.new_code_cell(f"{HELPERS_NOTE}\n{BEGIN}\n{helpers}\n{END}",
+                                  metadata=_meta(f"{module}_helpers", solution=True)))
+    for node in filter(_graded, stub.body):
+        if isinstance(node, ast.ClassDef):
+            text = _class_cell(stub, node, reference)
+        else:
+            text = _function_cell(stub, node, reference.find(node.name), reference)
+        cells.append(v4.new_code_cell(text, metadata=_meta(f"{module}_{node.name}", solution=True)))
+    cells.append(v4.new_code_cell(GRADE_CELL.format(points=exercise.points),
+                                  metadata=_meta(f"{module}_grade", grade=True, locked=True, points=exercise.points)))
+    notebook = v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["language_info"] = {"name": "python"}
+    return notebook
+
+
+HOW_TO = """\
+**How this notebook works.** Write your code in the answer cells below, where it says
+`# YOUR CODE HERE`: one cell per graded function or class, and one for helpers of your own.
+Those cells, with the read-only code, are your module; keep them plain Python (no `%` or `!`
+lines). The course's provided files sit beside this notebook, in `{package}/`, so you can
+import them (`from {package} import ...`). Autograding runs the course's property suites, hidden ones included, on your
+module in a sandbox, outside this notebook; the grade cell at the end shows the result."""
+
+HELPERS_NOTE = "# Helpers of your own for this exercise (imports, constants, functions), if you want any."
+
+GRADE_CELL = """\
+# Worth {points} points. The autograder grades this notebook's answer cells with the course's
+# property suites (hidden ones included) in a sandbox, outside this notebook; the score and
+# the feedback appear below after grading. Running this cell does nothing."""
+
+
+def _meta(grade_id: str, solution: bool = False, grade: bool = False, locked: bool = False,
+          points: int | None = None) -> dict:
+    fields = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+              "solution": solution, "task": False}
+    return {"nbgrader": fields | ({"points": points} if grade else {})}
+
+
+def _provided_docs(course: Course) -> list[tuple[str, str]]:
+    """``(path, docstring)`` of each provided Python module except package ``__init__`` files."""
+    docs = []
+    for relative in course.provided:
+        path = course.path(relative)
+        if path.suffix == ".py" and path.name != "__init__.py":
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+            if doc:
+                docs.append((relative, doc))
+    return docs
+
+
+def _markdown(docstring: str) -> str:
+    """A reStructuredText-flavoured docstring as Markdown: underlined titles, ``::`` blocks, ````code````."""
+    lines, out, i = docstring.splitlines(), [], 0
+    while i < len(lines):
+        line = lines[i]
+        if i + 1 < len(lines) and line.strip() and re.fullmatch(r"[-=~]{3,}", lines[i + 1].strip()):
+            out.append(f"### {line.strip()}")
+            i += 2
+            continue
+        if line.rstrip().endswith("::"):
+            out.append(_inline(line.rstrip()[:-1]))
+            block, i = [], i + 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                block.append(re.sub(r"\s*# doctest:.*$", "", lines[i]))
+                i += 1
+            out += ["```python", *_dedent(block), "```"]
+            continue
+        out.append(_inline(line))
+        i += 1
+    return "\n".join(out).strip()
+
+
+def _inline(line: str) -> str:
+    return re.sub(r"``(.+?)``", r"`\1`", line)
+
+
+def _dedent(block: list[str]) -> list[str]:
+    while block and not block[0].strip():
+        block.pop(0)
+    while block and not block[-1].strip():
+        block.pop()
+    margin = min((len(b) - len(b.lstrip()) for b in block if b.strip()), default=0)
+    return [b[margin:] for b in block]
+
+
+# --- sources: the stub and the flattened reference ------------------------------------------------
+
+
+class _Source:
+    """A module's source with its syntax tree, giving the exact text of its statements."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.tree = ast.parse(text)
+        self.docstring = ast.get_docstring(self.tree) or ""
+        self.body = [node for node in self.tree.body if not _is_docstring(node)]
+        self.names = {name for node in self.body for name in _defines(node)}
+
+    def text(self, node: ast.AST, start: int | None = None, end: int | None = None) -> str:
+        """Lines ``start`` to ``end`` (1-based, inclusive), by default the node's with its decorators."""
+        return "\n".join(self.lines[(start or _first_line(node)) - 1:end or node.end_lineno])
+
+    def text_of(self, nodes: list[ast.stmt]) -> str:
+        """The text of some top-level statements: each run of neighbours as written, comments
+        and blank lines included, runs apart by two blank lines."""
+        chosen = {id(node) for node in nodes}
+        runs: list[list[ast.stmt]] = []
+        for previous, node in zip([None, *self.body], self.body):
+            if id(node) in chosen:
+                if runs and previous is runs[-1][-1]:
+                    runs[-1].append(node)
+                else:
+                    runs.append([node])
+        return "\n\n\n".join(self.text(run[0], end=run[-1].end_lineno) for run in runs)
+
+
+@dataclass
+class _Reference:
+    """The reference module with its package-relative imports inlined."""
+
+    source: _Source  # the exercise's reference
+    helpers: list[str]  # inlined helper modules' code, in dependency order
+    aliases: set[str]  # module names used as ``alias.name``, whose prefix is dropped
+
+    def find(self, name: str, inside: str | None = None) -> ast.FunctionDef | ast.ClassDef:
+        """The reference's definition of ``name`` (a method of class ``inside`` when given)."""
+        body = self.source.body if inside is None else self.find(inside).body
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+                return node
+        raise GraderError(f"the reference has no {inside + '.' if inside else ''}{name}, which the stub grades")
+
+    def text(self, node: ast.AST, start: int | None = None, end: int | None = None) -> str:
+        return self.strip(self.source.text(node, start, end))
+
+    def strip(self, text: str) -> str:
+        """``_bpe.train`` becomes ``train`` once ``_bpe`` is inlined."""
+        for alias in self.aliases:
+            text = re.sub(rf"(?<![\w.]){re.escape(alias)}\.", "", text)
+        return text
+
+    def extras(self, stub_names: set[str]) -> list[str]:
+        """Everything of the reference the stub lacks: inlined helpers, imports, private code."""
+        own = self.source.text_of([node for node in self.source.body
+                                   if not _relative_import(node) and not (_defines(node) & stub_names)])
+        return [self.strip(text) for text in [*self.helpers, own] if text]
+
+
+def _flatten(package: Path, module: str) -> _Reference:
+    source = _Source((package / f"{module}.py").read_text(encoding="utf-8"))
+    helpers: dict[str, str] = {}
+    aliases: set[str] = set()
+    _inline_imports(package, source, helpers, aliases, [module])
+    reference = _Reference(source, list(helpers.values()), aliases)
+    _check_names(reference, module)
+    return reference
+
+
+def _inline_imports(package: Path, source: _Source, helpers: dict[str, str], aliases: set[str],
+                    chain: list[str]) -> None:
+    """Add, dependencies first, the code of every module ``source`` imports relatively."""
+    for node in filter(_relative_import, source.body):
+        if node.level != 1:
+            raise GraderError(f"{chain[-1]}: only imports from its own package can be inlined: {ast.unparse(node)}")
+        names = [node.module] if node.module else [a.name for a in node.names]
+        if not node.module:
+            aliases |= {a.asname or a.name for a in node.names}
+        for name in names:
+            if name in chain:
+                raise GraderError(f"circular import between {' and '.join(chain)}")
+            if name not in helpers:
+                helper = _Source((package / f"{name}.py").read_text(encoding="utf-8"))
+                _inline_imports(package, helper, helpers, aliases, [*chain, name])
+                code = helper.text_of([n for n in helper.body if not _relative_import(n)])
+                helpers[name] = f"# --- {name} ---\n{code}"
+
+
+def _check_names(reference: _Reference, module: str) -> None:
+    """Inlining must not give two top-level definitions one name, nor leave an alias in use."""
+    helpers = [reference.strip(text) for text in reference.helpers]
+    owner: dict[str, int] = {}
+    for index, body in enumerate([*(ast.parse(text).body for text in helpers), reference.source.body]):
+        for node in body:
+            for name in set() if isinstance(node, (ast.Import, ast.ImportFrom)) else _defines(node):
+                if owner.setdefault(name, index) != index:
+                    raise GraderError(f"{module}: inlining its helper modules defines {name!r} twice; rename one")
+    own = reference.strip(reference.source.text_of([n for n in reference.source.body if not _relative_import(n)]))
+    used = {n.id for n in ast.walk(ast.parse("\n\n".join([*helpers, own]))) if isinstance(n, ast.Name)}
+    if used & reference.aliases:
+        raise GraderError(f"{module}: {', '.join(sorted(used & reference.aliases))} is still used after inlining")
+
+
+def _check_module(module: str, text: str) -> None:
+    """The notebook's module (the reference's, here) must import."""
+    try:
+        exec(compile(text, f"<notebook {module}>", "exec"), {"__name__": module})
+    except Exception as error:  # noqa: BLE001 - any failure is the generator's bug, reported as such
+        raise GraderError(f"the notebook of {module} does not make a working module: "
+                          f"{type(error).__name__}: {error}") from None
+
+
+# --- answer cells ---------------------------------------------------------------------------------
+
+
+def _graded(node: ast.AST) -> bool:
+    """A stub function whose body raises NotImplementedError, or a class with such a method."""
+    if isinstance(node, ast.ClassDef):
+        return any(_graded(item) for item in node.body)
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(s, ast.Raise) and s.exc is not None and "NotImplementedError" in ast.unparse(s.exc)
+        for s in node.body)
+
+
+def _function_cell(stub: _Source, node: ast.FunctionDef, ref: ast.FunctionDef, reference: _Reference) -> str:
+    """The stub's head and docstring, the reference body as the solution, then the stub's raise."""
+    if _parameters(node) != _parameters(ref):
+        raise GraderError(f"{node.name}: the reference's parameters differ from the stub's")
+    head_end = node.body[0].end_lineno if _is_docstring(node.body[0]) else node.body[0].lineno - 1
+    ref_start = ref.body[0].end_lineno + 1 if _is_docstring(ref.body[0]) else ref.body[0].lineno
+    indent = " " * node.body[0].col_offset
+    body = reference.text(ref, ref_start, ref.end_lineno).strip("\n")
+    parts = [stub.text(node, end=head_end), indent + BEGIN, body, indent + END]
+    if isinstance(ref.body[-1], (ast.Return, ast.Raise)) and head_end < node.end_lineno:
+        parts.append(stub.text(node, start=head_end + 1))
+    return "\n".join(parts)
+
+
+def _class_cell(stub: _Source, node: ast.ClassDef, reference: _Reference) -> str:
+    """The stub's class with each graded method as in :func:`_function_cell`, and the
+    reference's other members in a solution region at the end."""
+    ref = reference.find(node.name)
+    members = [item for item in node.body if not _is_docstring(item)]
+    head_end = _first_line(members[0]) - 1
+    parts = [stub.text(node, end=head_end).rstrip()]
+    for item in members:
+        if _graded(item):
+            parts.append(_function_cell(stub, item, reference.find(item.name, node.name), reference))
+        else:
+            parts.append(stub.text(item))
+    names = {name for item in members for name in _defines(item)}
+    extras = [reference.text(item) for item in ref.body if not _is_docstring(item) and not (_defines(item) & names)]
+    if extras:
+        indent = " " * members[0].col_offset
+        parts.append("\n".join([indent + BEGIN, "\n\n".join(extras), indent + END]))
+    return "\n\n".join(parts)
+
+
+# --- syntax helpers -------------------------------------------------------------------------------
+
+
+def _first_line(node: ast.AST) -> int:
+    """A statement's first line, its decorators included."""
+    return min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
+
+
+def _parameters(node: ast.FunctionDef) -> list[str]:
+    """Parameter names, without a leading ``self`` (a reference may make a method static)."""
+    arguments = node.args
+    names = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
+    return names[1:] if names[:1] == ["self"] else names
+
+
+def _is_docstring(node: ast.AST) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _relative_import(node: ast.AST) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.level > 0
+
+
+def _defines(node: ast.AST) -> set[str]:
+    """The top-level names a statement binds (imports included)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return set()
+
+
+# --- nbgrader_config.py ---------------------------------------------------------------------------
+
+
+def _config(course: Course) -> str:
+    return CONFIG.format(title=course.title, engine=repr(str(Path(__file__).resolve().parent.parent)),
+                         course=repr(str(course.root / "course.yaml")), stub=repr(CODE_STUB))
+
+
+CONFIG = '''"""nbgrader settings of "{title}", written by `python -m autograder nbgrader`.
+
+Run nbgrader from this folder. Notebooks are graded by the course's engine, in its sandbox:
+SandboxGrade takes the place of nbgrader's Execute step, so nbgrader never runs a student's
+notebook. ENGINE and COURSE point at the instructor's copy of the course (engine, suites and
+hidden solutions); change them if that copy moves.
+"""
+
+import os
+import sys
+import tempfile
+
+ENGINE = {engine}
+COURSE = {course}
+sys.path.insert(0, ENGINE)
+# nbgrader runs `alembic` by name when it makes the gradebook: find it beside this Python.
+os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+c = get_config()  # noqa: F821 - provided by nbgrader when it reads this file
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+
+# The student's version of an answer cell keeps the stub's signature, docstring and raise.
+c.ClearSolutions.code_stub = {{"python": {stub}}}
+
+c.Autograde.autograde_preprocessors = [
+    "autograder.nbgrader_grade.SandboxGrade",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.SandboxGrade.course = COURSE
+
+# Kernels (nbgrader validate, the students' Validate button) without TCP on loopback, which
+# may be down on an offline machine: ipc sockets in a private temporary folder.
+c.KernelManager.transport = "ipc"
+c.KernelManager.ip = os.path.join(tempfile.mkdtemp(prefix="nbgrader-kernel-"), "kernel")
+'''

@@ -1,0 +1,100 @@
+"""nbgrader's autograde step for notebooks of :mod:`autograder.nbgrader_course`.
+
+:class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
+It takes the exercise module out of the notebook (the answer cells and the read-only code,
+:func:`~autograder.nbgrader_course.module_source`), stages it as a submission, grades it in
+a fresh grader process (:func:`~autograder.grading.grade_in_child`, the sandboxed engine,
+only that exercise's suite) and writes the outcome as the grade cell's output: the feedback
+as text, the score as the cell's result, which nbgrader's ``SaveAutoGrades`` records as
+partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
+or the engine's helpers, only ever runs in the sandbox, as the module under test.
+
+The feedback names public properties and shows why they failed; hidden properties are only
+counted, so the feedback HTML shows nothing of them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from nbformat.v4 import new_output
+from nbgrader import utils
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+from .config import Course, load_course
+from .errors import GraderError
+from .grading import grade_in_child
+from .nbgrader_course import module_source
+from .submission import stage
+
+
+class SandboxGrade(NbGraderPreprocessor):
+    """Grade a notebook's exercise module with the course's engine, in its sandbox."""
+
+    course = Unicode(help="the course.yaml of the course whose engine, suites and solutions grade").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        course = load_course(self.course)
+        module = resources["nbgrader"]["notebook"]
+        if module not in {e.module for e in course.exercises}:
+            raise GraderError(f"{module}.ipynb is not the notebook of an exercise of {course.title!r}")
+        cells = [cell for cell in nb.cells if utils.is_grade(cell)]
+        if len(cells) != 1:
+            raise GraderError(f"{module}.ipynb should have one grade cell, it has {len(cells)}")
+        student = resources["nbgrader"]["student"]
+        document = grade_notebook(course, module, module_source(nb), student)
+        cells[0].outputs = grade_outputs(course, module, document)
+        self.log.info("%s: %s scored %g / %d", student, module, _score(document), course.exercise(module).points)
+        return nb, resources
+
+
+def grade_notebook(course: Course, module: str, source: str, student: str) -> dict:
+    """Grade ``source`` as the student's module ``module``; return the ``results.json`` document."""
+    with tempfile.TemporaryDirectory(prefix="nbgrader-grade-") as scratch:
+        folder = Path(scratch) / "submission"
+        (folder / course.package).mkdir(parents=True)
+        (folder / course.package / f"{module}.py").write_text(source, encoding="utf-8")
+        staged = stage(course, folder)
+        try:
+            document, _seconds, problem = grade_in_child(course, student, staged, Path(scratch) / "report", [module])
+        finally:
+            staged.remove()
+        if document is None:
+            log = Path(scratch) / "report" / "grader.log"
+            details = log.read_text(encoding="utf-8", errors="replace")[-4000:] if log.is_file() else ""
+            raise GraderError(f"grading {student}'s {module} failed: {problem}\n{details}")
+    return document
+
+
+def grade_outputs(course: Course, module: str, document: dict) -> list:
+    """The grade cell's outputs: the feedback on stdout, then the score as the cell's result."""
+    points = course.exercise(module).points
+    score = min(_score(document), points)
+    return [new_output("stream", name="stdout", text=feedback_text(module, points, document)),
+            new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None)]
+
+
+def feedback_text(module: str, points: int, document: dict) -> str:
+    """What the student reads under the grade cell."""
+    tests = [t for t in document["tests"] if t["extra_data"]["exercise"] == module]
+    public = [t for t in tests if not t["extra_data"].get("hidden")]
+    hidden = [t for t in tests if t["extra_data"].get("hidden")]
+    lines = [f"{module}: {_score(document):g} / {points} points. Your answer cells were graded as a module, "
+             "in a sandbox, by the course's property suites.", document.get("output", ""), ""]
+    for test in public:
+        mark = "passed" if test["status"] == "passed" else "FAILED"
+        name = test["extra_data"].get("property", test["name"])
+        lines.append(f"{mark}  {name} ({test['score']:g}/{test['max_score']:g})")
+        if test["status"] != "passed" and test["output"]:
+            lines += ["    " + line for line in test["output"].splitlines()] + [""]
+    if hidden:
+        passed = [t for t in hidden if t["status"] == "passed"]
+        lines.append(f"Hidden properties: {len(passed)} of {len(hidden)} passed "
+                     f"({sum(t['score'] for t in hidden):g} / {sum(t['max_score'] for t in hidden):g} points).")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _score(document: dict) -> float:
+    return sum(test["score"] for test in document["tests"])

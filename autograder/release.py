@@ -1,0 +1,246 @@
+"""The student release: the folder students receive, with no solution code and no hidden property.
+
+``python -m autograder release --out DIR`` writes:
+
+- the course's package folder (the stubs and whatever else students start from);
+- the engine (``autograder/``) and the files ``delivery.include`` names (support packages,
+  data, the lock file of dependencies), and the sandbox's support modules;
+- each suite with only its *public, reference-free* properties: a hidden property is removed,
+  and so is a public one that compares with the reference solutions, since the release has
+  none; what those compared is covered by the locked known-answer cases instead;
+- the locked cases, sealed (:func:`autograder.locked.seal`: salted hashes, no answers);
+- ``course.yaml`` without ``solutions`` and ``samples``: a course without solutions is a
+  release, where the engine allows a suite's points to fall short of its exercise's and
+  ``check`` also runs the locked cases;
+- a README for students on self-check and submission.
+
+:func:`ship` and :func:`ship_engine` copy files for the release and the Gradescope bundle alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from pathlib import Path
+
+import yaml
+
+from .config import Course, load_course
+from .errors import GraderError
+from .locked import seal
+
+ENGINE_DIR = Path(__file__).resolve().parent
+SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
+HIDDEN_MARK = "pytest.mark.hidden"
+REFERENCE_FIXTURE = "reference"
+
+
+def build_release(course: Course, out: Path) -> list[str]:
+    """Write the student release into the empty or new folder ``out``; return the names of
+    the properties left out of it."""
+    if course.is_release:
+        raise GraderError("this course is already a student release (it has no solutions)")
+    new_folder(out)
+    ship(course, _common_paths(course), out)
+    ship_engine(out)
+    removed = []
+    for exercise in course.exercises:
+        text, names = public_suite(course.path(exercise.suite).read_text(encoding="utf-8"))
+        _write(out / exercise.suite, text)
+        removed += names
+    if course.delivery.locked is not None:
+        sealed = seal(course)
+        sealed_text = yaml.safe_dump(sealed, sort_keys=False, allow_unicode=True)
+        _write(out / course.delivery.locked, LOCKED_HEADER + sealed_text)
+    _write(out / "course.yaml", _release_course_yaml(course))
+    _write(out / "README.md", student_readme(course))
+    load_course(out / "course.yaml")
+    return removed
+
+
+def ship(course: Course, relative_paths: list[str], out: Path) -> None:
+    """Copy course files and folders (paths relative to the course) to the same places in ``out``."""
+    for relative in dict.fromkeys(relative_paths):
+        source = course.path(relative)
+        target = out / relative
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=SKIPPED, dirs_exist_ok=True)
+        elif source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        else:
+            raise GraderError(f"course.yaml names {relative!r}, which does not exist")
+
+
+def ship_engine(out: Path) -> None:
+    """Copy the engine, this package, to ``out/autograder``."""
+    shutil.copytree(ENGINE_DIR, out / ENGINE_DIR.name, ignore=SKIPPED)
+
+
+def lock_files(course: Course) -> list[str]:
+    """The shipped files that pin the Python dependencies (``requirements*.lock`` or ``.txt``)."""
+    return [p for p in course.delivery.include if re.fullmatch(r"requirements.*\.(lock|txt)", Path(p).name)]
+
+
+def _common_paths(course: Course) -> list[str]:
+    """What every channel ships: the package, the provided files, the support modules and
+    ``delivery.include``."""
+    return [course.package, *course.provided, *course.sandbox.support_modules, *course.delivery.include]
+
+
+def public_suite(source: str) -> tuple[str, list[str]]:
+    """The suite's source without its hidden properties and those that need the reference
+    (whole functions and their decorators removed, the rest untouched); and their names."""
+    tree = ast.parse(source)
+    marks = _hidden_marks(tree)
+    whole_module = any(_assigns_mark(node, "pytestmark", marks) for node in tree.body)
+    dropped = [node for node in _tests(tree.body)
+               if whole_module or _is_hidden(node, marks) or _needs_reference(node)]
+    lines = source.splitlines(keepends=True)
+    for node in sorted(dropped, key=lambda n: n.lineno, reverse=True):
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        del lines[start - 1:node.end_lineno]
+    text = re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).rstrip("\n") + "\n"
+    ast.parse(text)
+    return text, [node.name for node in dropped]
+
+
+def _tests(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """The test functions and test classes at the top of a module, as pytest collects them."""
+    return [node for node in body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+            or isinstance(node, ast.ClassDef) and node.name.startswith("Test")]
+
+
+def _hidden_marks(tree: ast.Module) -> set[str]:
+    """``pytest.mark.hidden`` and the module-level names bound to it (``hidden = pytest.mark.hidden``)."""
+    marks = {HIDDEN_MARK}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.value) == HIDDEN_MARK:
+            marks |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return marks
+
+
+def _assigns_mark(node: ast.stmt, name: str, marks: set[str]) -> bool:
+    """Whether ``node`` is ``name = <a hidden mark>`` or ``name = [..., <a hidden mark>, ...]``."""
+    if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+        return False
+    values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+    return any(ast.unparse(v) in marks for v in values)
+
+
+def _is_hidden(node: ast.AST, marks: set[str]) -> bool:
+    decorated = any(ast.unparse(d.func if isinstance(d, ast.Call) else d) in marks for d in node.decorator_list)
+    if isinstance(node, ast.ClassDef):
+        return decorated or any(_assigns_mark(item, "pytestmark", marks) for item in node.body)
+    return decorated
+
+
+def _needs_reference(node: ast.AST) -> bool:
+    """A test function with the ``reference`` fixture, or a test class with such a method."""
+    if isinstance(node, ast.ClassDef):
+        return any(_needs_reference(item) for item in _tests(node.body))
+    arguments = node.args
+    return REFERENCE_FIXTURE in [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
+
+
+def course_yaml(course: Course, header: str, drop: tuple[str, ...], **extra) -> str:
+    """The course file with the keys ``drop`` left out and ``extra`` added, under a comment."""
+    raw = yaml.safe_load((course.root / "course.yaml").read_text(encoding="utf-8"))
+    for key in drop:
+        raw.pop(key, None)
+    comment = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+    return comment + yaml.safe_dump(raw | extra, sort_keys=False, allow_unicode=True)
+
+
+def _release_course_yaml(course: Course) -> str:
+    """``course.yaml`` for students: no solutions, no samples, only the sealed cases' file."""
+    header = (f"{course.title}: the student release, written by `python -m autograder release`.\n"
+              "It has no solutions, so it is a release: `check` runs the public properties that need\n"
+              "no reference and the locked known-answer cases. Paths are relative to this file.")
+    locked = {"delivery": {"locked": course.delivery.locked}} if course.delivery.locked else {}
+    return course_yaml(course, header, ("solutions", "samples", "delivery"), **locked)
+
+
+def new_folder(out: Path) -> None:
+    """Create ``out``, or accept it empty; anything else is a :class:`GraderError`."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise GraderError(f"{out} exists and is not an empty folder; choose a new one")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+LOCKED_HEADER = """\
+# Locked known-answer cases. Each case's calls run on your code in the sandbox during
+# `python -m autograder check`; only a salted sha256 of the reference's results is here,
+# so you learn whether yours match, not what they are.
+"""
+
+
+def student_readme(course: Course) -> str:
+    """The README of the release: what is where, self-check, submission."""
+    package = course.package
+    rows = "\n".join(f"| `{e.module}` | {e.title} | {e.points} |" for e in course.exercises)
+    locks = lock_files(course)
+    install = "".join(f" -r {p}" for p in locks)
+    setup = (f"python3 -m venv .venv\n.venv/bin/python -m pip install{install}\n" if locks else
+             "python3 -m venv .venv   # then install what your instructor names\n")
+    return f"""# {course.title}
+
+Your copy of the course: the exercises to solve, and the self-check that tells you how you
+are doing before you hand in.
+
+| module | exercise | points |
+|---|---|---|
+{rows}
+
+## What is here
+
+- `{package}/`: your work. Each exercise module's docstring states the task, the exact
+  rules, a worked example and a hint; the docstrings are all you need for full marks. Edit
+  the functions in place; you may add helper modules inside `{package}/`.
+- `autograder/`, `suites/`, `course.yaml`: the self-check. Leave them as they are.
+
+## Set up once
+
+Python 3.11 or newer:
+
+```sh
+{setup}```
+
+On Linux, the self-check runs your code in a bubblewrap sandbox when `bwrap` is installed
+(Debian and Ubuntu: `sudo apt-get install bubblewrap`); without it, it uses plain processes
+with resource limits, and says so.
+
+## Check your work
+
+```sh
+.venv/bin/python -m autograder check                 # your {package}/ folder
+.venv/bin/python -m autograder check my-work.zip     # or the folder or zip you will hand in
+```
+
+Your code runs in a sandbox. The self-check runs two kinds of tests and prints a table per
+exercise, then every failure:
+
+- **public properties**: invariants your code must keep on many generated inputs (lengths,
+  round trips, orders, errors for bad input). A failure shows the smallest input found, what
+  was expected and what came back.
+- **locked known-answer cases**: fixed calls whose correct results are locked. Only a
+  salted hash of each answer ships with this copy, so a case tells you pass or fail and the
+  calls to replay, never the answer itself.
+
+Official grading runs more: the properties that compare your results with the reference
+solutions on generated inputs, and hidden properties, which report only their name and a
+one-line reason. Passing the self-check is a good sign, not a promise of full marks; the
+points in the table above are the official ones.
+
+## Hand in
+
+A `.zip` (or a folder) holding your `{package}/` folder, or just the exercise modules at its
+top: both are graded the same. Check that zip with `check my-work.zip` before you hand it in.
+"""

@@ -1,0 +1,128 @@
+"""The Gradescope autograder: unpacked into a stand-in for /autograder, run_autograder grades a
+correct and a wrong submission into a results.json that Gradescope's schema accepts, with
+the solutions readable by root alone."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
+FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
+
+# Gradescope's documented results.json format ("Autograder specifications: output format").
+RESULTS_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number", "minimum": 0},
+        "output": {"type": "string"},
+        "output_format": FORMAT,
+        "test_output_format": FORMAT,
+        "test_name_format": FORMAT,
+        "visibility": VISIBILITY,
+        "stdout_visibility": VISIBILITY,
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "score": {"type": "number"},
+                "max_score": {"type": "number", "minimum": 0},
+                "status": {"enum": ["passed", "failed"]},
+                "name": {"type": "string"},
+                "name_format": FORMAT,
+                "number": {"type": "string"},
+                "output": {"type": "string"},
+                "output_format": FORMAT,
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "visibility": VISIBILITY,
+                "extra_data": {"type": "object"},
+            },
+            "additionalProperties": False,
+        }},
+        "leaderboard": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "value": {"type": ["number", "string"]},
+                           "order": {"enum": ["asc", "desc"]}},
+            "required": ["name", "value"],
+        }},
+    },
+    "additionalProperties": False,
+    "anyOf": [{"required": ["score"]}, {"required": ["tests"]}],
+}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    run = subprocess.run([sys.executable, "-m", "autograder", "gradescope", "--out", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr + run.stdout
+    return out
+
+
+def run_autograder(bundle: Path, root: Path, submission: Path) -> tuple[dict, float]:
+    """Lay out ``root`` as Gradescope's /autograder, run run_autograder; return results.json and the seconds."""
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    shutil.copytree(submission, root / "submission")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)
+    started = time.monotonic()
+    run = subprocess.run(["bash", str(root / "run_autograder")], cwd="/", env=env, capture_output=True, text=True,
+                         timeout=900)
+    seconds = time.monotonic() - started
+    assert run.returncode == 0, run.stderr + run.stdout
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, RESULTS_SCHEMA)
+    return results, seconds
+
+
+def test_the_bundle_holds_the_scripts_and_the_whole_course(bundle):
+    names = set(zipfile.ZipFile(bundle).namelist())
+    assert {"setup.sh", "run_autograder", "course.yaml", "autograder/cli.py", "requirements.lock"} <= names
+    assert {f"solutions/{p.name}" for p in (ROOT / "solutions").glob("*.py")} <= names
+    assert {f"suites/{p.name}" for p in (ROOT / "suites").glob("ex*.py")} <= names
+    with zipfile.ZipFile(bundle) as archive:
+        for script in ("setup.sh", "run_autograder"):
+            assert archive.getinfo(script).external_attr >> 16 & 0o111
+            syntax = subprocess.run(["bash", "-n"], input=archive.read(script), capture_output=True)
+            assert syntax.returncode == 0, syntax.stderr
+
+
+def test_a_correct_submission_scores_full_marks(bundle, tmp_path):
+    results, seconds = run_autograder(bundle, tmp_path, ROOT / "solutions")
+    print(f"run_autograder on the reference: {seconds:.1f} s")
+    assert results["score"] == 100
+    assert all(test["status"] == "passed" for test in results["tests"])
+    assert "bubblewrap" in results["output"] or "WEAKER ISOLATION" in results["output"]
+
+
+def test_a_wrong_submission_loses_points(bundle, tmp_path):
+    results, _ = run_autograder(bundle, tmp_path, ROOT / "samples" / "partly_wrong")
+    assert 0 < results["score"] < 100
+    assert {t["status"] for t in results["tests"]} == {"passed", "failed"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs the autograder as root")
+def test_the_solutions_and_suites_are_readable_by_root_only(bundle, tmp_path):
+    (tmp_path / "empty").mkdir()
+    results, _ = run_autograder(bundle, tmp_path, tmp_path / "empty")
+    assert results["score"] == 0 and "could not be read" in results["output"]
+    for private in ("solutions", "suites"):
+        folder = tmp_path / "source" / private
+        assert all(p.stat().st_mode & 0o077 == 0 for p in [folder, *folder.rglob("*")])
+    nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat",
+                             str(tmp_path / "source" / "solutions" / "ex1_merge_tracing.py")], capture_output=True)
+    assert nobody.returncode != 0 and b"Permission denied" in nobody.stderr

@@ -1,0 +1,206 @@
+"""The student release: no solution code and no hidden property in it; its self-check passes
+the reference, fails a wrong implementation, and its locked answers cannot be read back by
+hashing small values."""
+
+import ast
+import hashlib
+import itertools
+import shutil
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.config import load_course
+from autograder.errors import GraderError
+from autograder.locked import canonical, digest, load_cases, seal
+from autograder.release import public_suite
+
+ROOT = Path(__file__).resolve().parent.parent
+MIN_LINE = 25
+
+
+def solution_lines(root: Path = ROOT) -> set[str]:
+    """Every line of the reference solutions worth hiding: stripped, at least 25 characters,
+    and not also in the student's package (signatures and docstrings the stubs share)."""
+    course = load_course(root / "course.yaml")
+    shared = {line.strip() for path in course.path(course.package).rglob("*.py")
+              for line in path.read_text(encoding="utf-8").splitlines()}
+    return {line.strip() for path in course.path(course.solutions).rglob("*.py")
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if len(line.strip()) >= MIN_LINE and line.strip() not in shared}
+
+
+def hidden_properties(root: Path = ROOT) -> dict[str, str]:
+    """Name -> first docstring line of every hidden property of the course's suites."""
+    course = load_course(root / "course.yaml")
+    found = {}
+    for exercise in course.exercises:
+        tree = ast.parse(course.path(exercise.suite).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and any("hidden" in ast.unparse(d) for d in node.decorator_list):
+                found[node.name] = (ast.get_docstring(node) or "").splitlines()[0]
+    return found
+
+
+def leaks(folder: Path) -> list[str]:
+    """Solution lines and hidden properties found in any text file under ``folder``."""
+    secrets, hidden = solution_lines(), hidden_properties()
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        lines = {line.strip() for line in text.splitlines()}
+        found += [f"{path}: solution line {line!r}" for line in sorted(lines & secrets)]
+        found += [f"{path}: hidden property {name}" for name, doc in hidden.items() if name in text or doc in text]
+    return found
+
+
+def check(folder: Path) -> subprocess.CompletedProcess:
+    """``python -m autograder check`` run inside a release folder, with nothing of the repository on the path."""
+    return subprocess.run([sys.executable, "-m", "autograder", "check"], cwd=folder, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(folder), "COLUMNS": "200"}, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release") / "course"
+    run = subprocess.run([sys.executable, "-m", "autograder", "release", "--out", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr + run.stdout
+    return out
+
+
+def as_student(release: Path, folder: Path, solutions_edit=None) -> Path:
+    """A copy of the release whose exercise modules are the reference's (optionally edited)."""
+    shutil.copytree(release, folder)
+    for path in (folder / "exercises").glob("ex*.py"):
+        path.unlink()
+    for path in (ROOT / "solutions").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        (folder / "exercises" / path.name).write_text(solutions_edit(path.name, text) if solutions_edit else text)
+    return folder
+
+
+def test_the_release_holds_no_solution_code_and_no_hidden_property(release):
+    assert solution_lines() and hidden_properties()  # the scan has something to look for
+    assert leaks(release) == []
+    assert not (release / "solutions").exists()
+    raw = yaml.safe_load((release / "course.yaml").read_text())
+    assert "solutions" not in raw and "samples" not in raw
+    course = load_course(release / "course.yaml")
+    assert course.is_release and course.max_score == load_course(ROOT / "course.yaml").max_score
+    for exercise in course.exercises:
+        tree = ast.parse(course.path(exercise.suite).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                assert "reference" not in [a.arg for a in node.args.args], node.name
+
+
+def test_the_release_ships_only_salted_hashes_of_the_locked_answers(release):
+    course = load_course(release / "course.yaml")
+    cases = load_cases(course)
+    assert {c.exercise for c in cases} == {e.module for e in course.exercises}
+    sealed = yaml.safe_load(course.path(course.delivery.locked).read_text())
+    for entries in sealed.values():
+        for entry in entries:
+            assert set(entry) <= {"name", "object", "setup", "calls", "salt", "sha256"}
+            assert len(entry["salt"]) == 32 and len(entry["sha256"]) == 64
+    assert len({e["salt"] for entries in sealed.values() for e in entries}) == len(cases)
+
+
+def test_self_check_in_the_release_passes_the_reference(release, tmp_path):
+    run = check(as_student(release, tmp_path / "reference"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "hidden properties" in run.stdout and "locked known-answer cases" in run.stdout
+
+
+def test_self_check_in_the_release_fails_a_wrong_implementation(release, tmp_path):
+    def wrong(name, text):  # WordPiece's score with a sum instead of a product
+        if name != "ex3_wordpiece.py":
+            return text
+        assert "pair_count / (left_count * right_count)\n" in text
+        return text.replace("pair_count / (left_count * right_count)\n", "pair_count / (left_count + right_count)\n")
+
+    run = check(as_student(release, tmp_path / "wrong", wrong))
+    assert run.returncode == 1
+    failed = [line for line in run.stdout.splitlines() if "locked case" in line and "─" in line]
+    assert failed and all("ex3_wordpiece" in line for line in failed), run.stdout
+    assert "your results differ from the reference's" in run.stdout
+
+
+def test_no_locked_answer_can_be_read_back_by_hashing_small_values(release):
+    course = load_course(release / "course.yaml")
+    printable = string.printable.strip() + " "
+    small = [None, True, False, *range(-1000, 100_001), *(k / 1000 for k in range(0, 100_001)),
+             *("".join(chars) for n in range(3) for chars in itertools.product(printable, repeat=n)),
+             *(list(items) for n in range(4) for items in itertools.product(range(-2, 20), repeat=n))]
+    candidates = [canonical(value) for value in small] + [canonical([value]) for value in small]
+    for case in load_cases(course):
+        salted = hashlib.sha256(bytes.fromhex(case.entry.salt))
+        for encoded in candidates:
+            probe = salted.copy()
+            probe.update(encoded)
+            assert probe.hexdigest() != case.entry.sha256, f"{case.exercise}: {case.name!r} is a small value"
+
+
+def test_a_case_too_small_to_hide_is_refused(tmp_path):
+    raw = yaml.safe_load((ROOT / "course.yaml").read_text())
+    raw["delivery"] = {"locked": "small.yaml"}
+    small = {"ex3_wordpiece": [{"name": "one score", "calls": ["wordpiece_score(2, 4, 5)"]}]}
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small))
+    for name in ("suites", "solutions", "exercises", "tokcourse"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / "course.yaml").write_text(yaml.safe_dump(raw | {"samples": []}))
+    with pytest.raises(GraderError, match="too small to hide.*one score"):
+        seal(load_course(tmp_path / "course.yaml"))
+
+
+def test_canonical_encoding_ignores_what_equality_ignores():
+    from collections import namedtuple
+
+    point = namedtuple("Point", "x y")
+    assert canonical(point(1, 2)) == canonical((1, 2))
+    assert canonical({"b": 1, "a": 2}) == canonical({"a": 2, "b": 1})
+    assert canonical({"x", "y", "z"}) == canonical({"z", "y", "x"})
+    assert canonical(0.1 + 0.2) == canonical(0.3) and canonical(-0.0) == canonical(0.0)
+    assert canonical(1) != canonical(1.0) != canonical(True)
+    assert canonical([1, 2]) != canonical((1, 2)) and canonical(b"ab") != canonical("ab")
+    assert digest("00" * 16, [1]) != digest("11" * 16, [1])
+
+
+def test_public_suite_drops_hidden_and_reference_properties_only():
+    source = '''import pytest
+hidden = pytest.mark.hidden
+
+
+@pytest.mark.points(1)
+def test_kept(student):
+    """kept"""
+
+
+@hidden
+@pytest.mark.points(2)
+def test_secret(student):
+    pass
+
+
+@pytest.mark.points(1)
+def test_differential(student, reference):
+    pass
+
+
+@pytest.mark.hidden
+class TestHiddenClass:
+    def test_inside(self, student):
+        pass
+'''
+    text, removed = public_suite(source)
+    assert removed == ["test_secret", "test_differential", "TestHiddenClass"]
+    assert "def test_kept(student):" in text and "secret" not in text and "reference" not in text
+    ast.parse(text)
