@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup run test bench sandbox-tools fetch
+.PHONY: setup run test bench multilingual prompt analyze sandbox-tools fetch
 
 setup: $(VENV)/.installed sandbox-tools fetch
 
@@ -40,3 +40,13 @@ test: setup
 bench: setup
 	$(BIN)/python benchmarks/ratio_curve.py
 	$(BIN)/python -m autograder bench
+
+# The lesson's real-tokenizer tools (see the README's course notes).
+multilingual: setup
+	$(BIN)/python -m tokcourse.multilingual --out outputs/multilingual
+
+prompt: setup
+	$(BIN)/python -m tokcourse.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md
+
+analyze: setup  # make analyze TEXT=my.txt BASELINE=english.txt
+	$(BIN)/python -m tokcourse.analyzer $(TEXT) $(if $(BASELINE),--baseline-file $(BASELINE))
