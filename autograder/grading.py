@@ -53,6 +53,7 @@ def course_digest(course: Course) -> str:
 def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
                console: Console) -> list[tuple[str, dict | None, str]]:
     """Grade every ``(name, path)`` into ``out/<name>/``; return ``(name, document, note)`` rows."""
+    out = out.resolve()  # the graders run in scratch folders of their own
     out.mkdir(parents=True, exist_ok=True)
     book = Gradebook(out)
     rows: dict[str, tuple[str, dict | None, str]] = {}

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def autograder(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "autograder", "--course", str(ROOT / "course.yaml"), *args], cwd=cwd, capture_output=True, text=True,
                           timeout=900, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
 
 
@@ -27,8 +27,8 @@ def graded(tmp_path_factory):
     shutil.copytree(ROOT / "solutions", reference, ignore=shutil.ignore_patterns("__pycache__"))
     stubs = base / "stubs"
     shutil.copytree(ROOT / "exercises", stubs, ignore=shutil.ignore_patterns("__pycache__"))
-    runs = [autograder("grade", str(reference), str(stubs), "--out", str(base / f"out{i}"), "--jobs", "2")
-            for i in (1, 2)]
+    runs = [autograder("grade", str(reference), str(stubs), "--out", f"out{i}", "--jobs", "2", cwd=base)
+            for i in (1, 2)]  # relative paths, as a person types them
     again = autograder("grade", str(reference), str(stubs), "--out", str(base / "out1"))
     return base, runs, again
 
@@ -93,7 +93,8 @@ def test_grader_problems_exit_nonzero(tmp_path):
     assert "unreadable" in missing.stdout
     broken = tmp_path / "course.yaml"
     broken.write_text("title: x\n")
-    bad = autograder("--course", str(broken), "grade", str(tmp_path), "--out", str(tmp_path / "o"))
+    bad = subprocess.run([sys.executable, "-m", "autograder", "--course", str(broken), "grade", str(tmp_path), "--out",
+                          str(tmp_path / "o")], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "hypothesis: required key is missing" in bad.stderr
     assert "Traceback" not in bad.stderr
 
