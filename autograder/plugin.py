@@ -154,7 +154,7 @@ def _feedback(item: pytest.Item, error: BaseException | None, hidden: bool) -> s
                       if not _FIXTURE_LINE.match(line))
     lines = [summary, "", str(error) if error is not None else "failed"]
     if isinstance(error, StudentError) and error.traceback.strip():
-        lines += ["", "Where it was raised:", error.traceback.replace("/sandbox/submission/", "").rstrip()]
+        lines += ["", "Where it was raised:", error.traceback.rstrip()]
     if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
         lines[2] = f"the grader hit an internal error ({type(error).__name__}: {error}); tell your instructor"
     if notes:

@@ -123,7 +123,7 @@ class Session:
         if message["op"] == "import":
             if error.is_a("ModuleNotFoundError") and f"'{message['module']}'" in error.message:
                 return SandboxFailure("import", f"{message['module']} is missing from the submission")
-            where = (error.traceback.strip() or error.message).replace("/sandbox/submission/", "")
+            where = error.traceback.strip() or error.message
             return SandboxFailure("import", f"{call} failed with {error.type_name}: {error.message}\n{where}")
         if message["op"] == "getattr" and error.is_a("AttributeError"):
             return MissingName(f"{call} does not exist in the submission ({error.message})")

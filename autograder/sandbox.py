@@ -191,7 +191,8 @@ class Worker:
         if mode == "bwrap":
             home, submission = INSIDE / "home", INSIDE / "submission"
         else:
-            home, submission = self.home, layout.submission
+            home, submission = self.home, self.home / "submission"
+            shutil.copytree(layout.submission, submission)  # readable by the worker's user wherever it was
         config = {
             "output": str(home / "output.txt"),
             "path": [str(submission), str(home / "support")],
@@ -264,9 +265,12 @@ def _pids() -> list[int]:
 
 
 def _owner(pid: int) -> int | None:
+    """The uid of a living process (None for a zombie: it is dead, only not yet reaped)."""
     try:
-        return os.stat(f"/proc/{pid}").st_uid
-    except FileNotFoundError:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+        return None if state == b"Z" else os.stat(f"/proc/{pid}").st_uid
+    except (FileNotFoundError, ProcessLookupError, IndexError):
         return None
 
 

@@ -95,11 +95,14 @@ def describe_error(error, roots):
     lines = traceback.format_list(frames)
     if isinstance(error, SyntaxError):
         lines += traceback.format_exception_only(type(error), error)
+    where = "".join(lines)
+    for root in roots:  # paths as the student knows them: exercises/ex1_merge_tracing.py
+        where = where.replace(root.rstrip("/") + "/", "")
     return {
         "type": type(error).__name__,
         "mro": [cls.__name__ for cls in type(error).__mro__],
         "message": message[:2000],
-        "traceback": "".join(lines)[-4000:],
+        "traceback": where[-4000:],
     }
 
 

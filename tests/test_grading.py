@@ -109,3 +109,13 @@ def test_self_check_exit_status(tmp_path):
     assert partly.returncode == 1
     assert "trace_merges('aaa', 1): expected" in partly.stdout
     assert "ex2_special_tokens is missing from the submission" in partly.stdout
+
+
+def test_weaker_isolation_still_grades_and_says_so(tmp_path):
+    """Without bubblewrap (forced here) the reference still passes, and the report names the weaker mode."""
+    reference = tmp_path / "mine"
+    shutil.copytree(ROOT / "solutions", reference, ignore=shutil.ignore_patterns("__pycache__"))
+    run = subprocess.run([sys.executable, "-m", "autograder", "check", str(reference)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=900, env={**os.environ, "COLUMNS": "200", "AUTOGRADER_ISOLATION": "process"})
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "WEAKER ISOLATION" in run.stdout

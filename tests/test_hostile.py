@@ -76,8 +76,9 @@ def with_attack(body: str) -> str:
 
 def sandbox_processes(uids=range(200_000, 300_000)) -> set[str]:
     """Processes running as a sandbox user (the uids graders drop to), as "uid pid" strings."""
-    out = subprocess.run(["ps", "-eo", "uid=,pid="], capture_output=True, text=True).stdout
-    return {" ".join(line.split()) for line in out.splitlines() if int(line.split()[0]) in uids}
+    out = subprocess.run(["ps", "-eo", "uid=,pid=,stat="], capture_output=True, text=True).stdout
+    rows = [line.split() for line in out.splitlines()]
+    return {f"{uid} {pid}" for uid, pid, stat in rows if int(uid) in uids and not stat.startswith("Z")}
 
 
 def own_sandbox_uid() -> range:
