@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     gradescope.add_argument("--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
     gradescope.set_defaults(run=_gradescope)
 
-    one = commands.add_parser("grade-one", help=argparse.SUPPRESS)
+    one = commands.add_parser("grade-one")  # internal: one submission, in a fresh grader process
     one.add_argument("staged", type=Path)
     one.add_argument("out", type=Path)
     one.add_argument("--name", required=True)

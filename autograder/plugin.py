@@ -102,9 +102,9 @@ class GradingPlugin:
         exercise = self.course.exercise(request.node.stash[_EXERCISE])
         limits = self.course.limits
         left = limits.exercise_seconds - self.spent[exercise.module]
-        session = open_session(self.course, self.submission, exercise, min(limits.property_seconds, left))
         if left <= 0:
             raise SandboxFailure("budget", f"the time budget of {limits.exercise_seconds:g} s for {exercise.module} is used up")
+        session = open_session(self.course, self.submission, exercise, min(limits.property_seconds, left))
         yield session
         session.close()
         self.spent[exercise.module] += session.spent

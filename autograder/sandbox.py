@@ -122,6 +122,8 @@ class Worker:
         except (BrokenPipeError, OSError):
             raise self._death() from None
         deadline = time.monotonic() + timeout
+        why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
+        self.timeout_message = f"took longer than {timeout:.3g} s ({why})"
         header = self._read(HEADER.size, deadline)
         (size,) = HEADER.unpack(header)
         if size > self.limits.message_mb << 20:
@@ -154,7 +156,7 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0 or not self.selector.select(left):
                 self.close()
-                raise SandboxFailure("timeout", f"took longer than {self.limits.call_seconds:g} s (time limit)")
+                raise SandboxFailure("timeout", self.timeout_message)
             chunk = os.read(stream.fileno(), min(remaining, 1 << 20))
             if not chunk:
                 raise self._death()

@@ -8,6 +8,7 @@ of the batch test sees every grader on the machine: run it where no other gradin
 """
 
 import ast
+import re
 import hashlib
 import os
 import shutil
@@ -153,3 +154,16 @@ def test_batch_with_hostile_submissions_completes_and_touches_nothing_else(tmp_p
     assert not (tmp_path / "outside.py").exists() and not (subs.parent.parent / "outside.py").exists()
     assert tree_digest(ROOT) == before
     assert sandbox_processes() - running == set()
+
+
+def test_exercise_budget_ends_the_exercise_once_spent(tmp_path):
+    """A hang spends the exercise's whole budget: it fails, and so does every property after it, quickly."""
+    limits = COURSE.limits.model_copy(update={"call_seconds": 2.0, "exercise_seconds": 1.5})
+    tight = COURSE.model_copy(update={"limits": limits})
+    results, seconds = run_suites(tight, submission(tmp_path, with_attack(ATTACKS["hang"])), exercises=[EXERCISE])
+    first, *rest = results
+    assert first.name == "test_pair_counts_overlapping_in_first_occurrence_order"
+    assert re.search(r"took longer than 1\.\d+ s \(what was left of the time budget\)", first.output)
+    assert rest and all(not r.passed for r in rest)
+    assert all(("time budget" in r.output) for r in rest)
+    assert seconds < 30
