@@ -48,7 +48,8 @@ class Limits(_Strict):
     output_kb: Annotated[int, Field(ge=1)] = 256
     file_mb: Annotated[int, Field(ge=1)] = 16
     open_files: Annotated[int, Field(ge=16)] = 64
-    message_mb: Annotated[int, Field(ge=1)] = 64
+    message_mb: Annotated[int, Field(ge=1)] = 16
+    disk_mb: Annotated[int, Field(ge=1)] = 64
 
 
 class Hypothesis(_Strict):

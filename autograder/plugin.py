@@ -194,7 +194,7 @@ def open_session(course: Course, submission: Path, exercise: Exercise, budget_se
         ),
         Limits(call_seconds=call_seconds, cpu_seconds=int(limits.property_seconds + call_seconds) + 1,
                memory_mb=limits.memory_mb, processes=limits.processes, file_mb=limits.file_mb,
-               open_files=limits.open_files, message_mb=limits.message_mb),
+               open_files=limits.open_files, message_mb=limits.message_mb, disk_mb=limits.disk_mb),
         budget_seconds=budget_seconds,
     )
 

@@ -46,7 +46,8 @@ class Limits:
     processes: int = 32
     file_mb: int = 16
     open_files: int = 64
-    message_mb: int = 64
+    message_mb: int = 16
+    disk_mb: int = 64
 
     def rlimits(self) -> dict[str, int]:
         return {
@@ -183,49 +184,64 @@ class Worker:
         return SandboxFailure("crash", how)
 
     def _command(self, layout: Layout) -> tuple[list[str], Path]:
-        for name in WORKER_FILES:
-            shutil.copy2(ENGINE_DIR / name, self.home / name)
-        support = self.home / "support"
+        """The worker's command line, and its home folder as the worker sees it.
+
+        On the host, ``self.home`` holds ``grader/`` (the worker's two files), ``support/``
+        (the course's support modules) and, without bwrap, ``work/`` and a copy of the
+        submission (so the worker's user can read it wherever it was).
+        """
+        grader, support = self.home / "grader", self.home / "support"
+        grader.mkdir()
         support.mkdir()
+        for name in WORKER_FILES:
+            shutil.copy2(ENGINE_DIR / name, grader / name)
         for module in layout.support_modules:
             shutil.copy2(module, support / module.name)
         mode = isolation()
         if mode == "bwrap":
-            home, submission = INSIDE / "home", INSIDE / "submission"
+            grader, support, submission, work = (INSIDE / n for n in ("grader", "support", "submission", "home"))
         else:
-            home, submission = self.home, self.home / "submission"
-            shutil.copytree(layout.submission, submission)  # readable by the worker's user wherever it was
+            submission, work = self.home / "submission", self.home / "work"
+            shutil.copytree(layout.submission, submission)
+            work.mkdir()
         config = {
-            "output": str(home / "output.txt"),
-            "path": [str(submission), str(home / "support")],
+            "output": str(work / "output.txt"),
+            "path": [str(submission), str(support)],
             "limits": self.limits.rlimits(),
         }
-        python = [sys.executable, "-s", "-P", "-B", str(home / "worker.py"), json.dumps(config)]
+        python = [sys.executable, "-s", "-P", "-B", str(grader / "worker.py"), json.dumps(config)]
         if self.uid is not None:
-            os.chown(self.home, self.uid, self.uid)
+            for folder in (self.home, self.home / "work"):
+                if folder.exists():
+                    os.chown(folder, self.uid, self.uid)
             python = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                       "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", *python]
         if mode == "bwrap":
-            return _bwrap(layout, self.home, self.uid is None) + python, home
+            return _bwrap(layout, self.home, self.limits, self.uid is None) + python, work
         if mode == "unshare":
-            return ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc", *python], home
-        return python, home
+            return ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc", *python], work
+        return python, work
 
 
-def _bwrap(layout: Layout, home: Path, user_namespace: bool) -> list[str]:
+def _bwrap(layout: Layout, host_home: Path, limits: Limits, user_namespace: bool) -> list[str]:
+    """bubblewrap's arguments: read-only system and submission, size-capped tmpfs to write in."""
+    disk = str(limits.disk_mb << 20)
     command = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-               "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+               "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
     if user_namespace:
         command.append("--unshare-user")
     readonly = [Path(d) for d in SYSTEM_DIRS if os.path.isdir(d)]
     readonly += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
     readonly += list(layout.readonly_paths)
     readonly = _outermost(readonly)
+    for folder in ("/tmp", str(INSIDE / "home")):  # writable, only disk_mb each, in memory; first, so
+        command += ["--perms", "1777", "--size", disk, "--tmpfs", folder]  # binds below /tmp stay seen
     for folder in sorted({a for p in [*readonly, INSIDE / "home"] for a in p.parents if a != Path("/")}):
         command += ["--perms", "0755", "--dir", str(folder)]  # bwrap would make them 0700
     for path in readonly:
         command += ["--ro-bind", str(path), str(path)]
-    command += ["--bind", str(home), str(INSIDE / "home"),
+    command += ["--ro-bind", str(host_home / "grader"), str(INSIDE / "grader"),
+                "--ro-bind", str(host_home / "support"), str(INSIDE / "support"),
                 "--ro-bind", str(layout.submission), str(INSIDE / "submission"),
                 "--chdir", str(INSIDE / "home"), "--"]
     return command

@@ -108,6 +108,14 @@ def patch_everything():
 def not_yet():
     raise NotImplementedError("add is not implemented yet")
 
+def fill_disk(folder):
+    written = 0
+    for index in range(10_000):
+        with open(f"{folder}/fill{index}", "wb") as handle:
+            handle.write(b"x" * (4 << 20))
+        written += 4 << 20
+    return written
+
 def huge_answer():
     return "x" * (3 << 20)
 '''
@@ -262,6 +270,24 @@ class TestIsolation:
         assert not target.exists()
         with pytest.raises(StudentError, match="PermissionError|Read-only"):
             strong_session.module("exercises.toy").write("/sandbox/submission/exercises/toy.py", "")
+
+    def test_read_only_paths_under_tmp_stay_visible(self, submission, tmp_path):
+        """A course's read-only data (or the venv of a clone) may live below /tmp, where the worker
+        also gets a scratch tmpfs: the data must not be hidden by it."""
+        data = tmp_path / "data"
+        data.mkdir()
+        (data / "table.txt").write_text("kept")
+        session = Session(Layout(submission, readonly_paths=(data,)), Limits(call_seconds=3), budget_seconds=30)
+        try:
+            assert session.module("exercises.toy").read(str(data / "table.txt")) == b"kept"
+        finally:
+            session.close()
+
+    @pytest.mark.parametrize("folder", [".", "/tmp"])
+    def test_disk_is_capped(self, strong_session, folder):
+        """Many files each under the file-size limit still cannot fill the grader's disk."""
+        with pytest.raises(StudentError, match="No space left on device"):
+            strong_session.module("exercises.toy").fill_disk(folder)
 
     def test_runs_as_an_unprivileged_user(self, strong_session):
         if os.geteuid() != 0:
