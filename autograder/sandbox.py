@@ -123,14 +123,16 @@ class Worker:
         except (BrokenPipeError, OSError):
             raise self._death() from None
         deadline = time.monotonic() + timeout
-        why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
-        self.timeout_message = f"took longer than {timeout:.3g} s ({why})"
-        header = self._read(HEADER.size, deadline)
-        (size,) = HEADER.unpack(header)
-        if size > self.limits.message_mb << 20:
+        try:
+            (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
+            if size > self.limits.message_mb << 20:
+                self.close()
+                raise SandboxFailure("protocol", f"the answer was larger than {self.limits.message_mb} MB")
+            return self._read(size, deadline)
+        except TimeoutError:
             self.close()
-            raise SandboxFailure("protocol", f"the answer was larger than {self.limits.message_mb} MB")
-        return self._read(size, deadline)
+            why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
+            raise SandboxFailure("timeout", f"took longer than {timeout:.3g} s ({why})") from None
 
     def close(self) -> None:
         """Kill the worker and everything it started, and remove its folder."""
@@ -156,8 +158,7 @@ class Worker:
         while remaining:
             left = deadline - time.monotonic()
             if left <= 0 or not self.selector.select(left):
-                self.close()
-                raise SandboxFailure("timeout", self.timeout_message)
+                raise TimeoutError
             chunk = os.read(stream.fileno(), min(remaining, 1 << 20))
             if not chunk:
                 raise self._death()
