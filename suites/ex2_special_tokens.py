@@ -26,6 +26,13 @@ def _trained(student, reference, text, num_merges):
     return mine, reference.SpecialTokenizer().train(text, num_merges)
 
 
+def _trained_alike(student, reference, text, num_merges):
+    """Both tokenizers trained on ``text``, how to name that, and their vocabulary size (checked equal)."""
+    mine, ref = _trained(student, reference, text, num_merges)
+    what = f"SpecialTokenizer().train({text!r}, {num_merges})"
+    return mine, ref, what, _check_vocab_size(mine, ref, what)
+
+
 def _learned(tok, size):
     """The text of every merged token (ids 259 .. size - 1)."""
     return [tok.id_to_token(i) for i in range(259, size)]
@@ -97,9 +104,7 @@ def test_worked_example_low_lower_lowest(student):
 @example(text="ab ab ab ba ba ba ba", num_merges=3)
 def test_training_learns_reference_merges_weighted_by_pretoken_frequency(student, reference, text, num_merges):
     """train learns the reference's merges: pairs counted per distinct pre-token, weighted by how often it occurs."""
-    mine, ref = _trained(student, reference, text, num_merges)
-    what = f"SpecialTokenizer().train({text!r}, {num_merges})"
-    size = _check_vocab_size(mine, ref, what)
+    mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
     expect_equal(_learned(mine, size), _learned(ref, size), f"the learned tokens (ids 259..{size - 1}) after {what}")
     expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after {what}")
 
@@ -111,9 +116,7 @@ def test_training_learns_reference_merges_weighted_by_pretoken_frequency(student
 @example(text="ab\n\nab  ab", num_merges=6)
 def test_merges_never_cross_pretoken_boundaries(student, reference, text, num_merges):
     """No learned token spans two pre-tokens (merges happen inside pre-tokens only)."""
-    mine, ref = _trained(student, reference, text, num_merges)
-    what = f"SpecialTokenizer().train({text!r}, {num_merges})"
-    size = _check_vocab_size(mine, ref, what)
+    mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
     for i, token in zip(range(259, size), _learned(mine, size)):
         expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
         if "\ufffd" not in token:
@@ -129,9 +132,7 @@ def test_merges_never_cross_pretoken_boundaries(student, reference, text, num_me
 @example(text="<eos><eos><eos>", num_merges=3)
 def test_special_token_strings_are_cut_out_of_training(student, reference, text, num_merges):
     """Special-token strings in the training text are cut out: never merged, and boundaries for pairs."""
-    mine, ref = _trained(student, reference, text, num_merges)
-    what = f"SpecialTokenizer().train({text!r}, {num_merges})"
-    size = _check_vocab_size(mine, ref, what)
+    mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
     learned = _learned(mine, size)
     for i, token in zip(range(259, size), learned):
         expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
