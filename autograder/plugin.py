@@ -65,6 +65,7 @@ class GradingPlugin:
             phases=[Phase.explicit, Phase.generate, Phase.shrink],
         )
         settings.load_profile(PROFILE)
+        draw_from_the_seed_alone()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -136,6 +137,26 @@ class GradingPlugin:
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
         ))
+
+
+def draw_from_the_seed_alone() -> None:
+    """Stop hypothesis from mixing literals of imported modules into its examples.
+
+    Hypothesis sometimes draws a constant found in the source of any *local* module that
+    happens to be imported (``hypothesis.internal.conjecture.providers``). A grader process
+    imports different modules under ``check``, ``grade``, nbgrader or a long-lived test
+    process, and editing a suite's messages changes its literals, so the same seed drew
+    different examples and a submission could score differently. With this, the examples
+    depend on the seed, the strategies and the submission's answers only. Hypothesis is
+    pinned; ``tests/test_plugin.py`` fails if this hook stops working after an upgrade.
+    """
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    if not hasattr(providers, "_get_local_constants"):
+        raise GraderError("this hypothesis version draws constants differently; update draw_from_the_seed_alone")
+    providers._get_local_constants = Constants  # a new, empty pool on every call
+    providers.CONSTANTS_CACHE.cache.clear()
 
 
 _EXERCISE = pytest.StashKey[str]()

@@ -178,6 +178,7 @@ def test_encode_applies_learned_merges_in_rank_order(student, reference, train, 
 @points(2)
 @given(train=S.special_texts(), text=S.special_texts(), num_merges=S.merges(15), allowed=S.allowed_special())
 @example(train="ab<eos>", text="<eos>ab<pad><unk>", num_merges=2, allowed={"<pad>"})
+@example(train="ab<eos>", text="ab<eos>", num_merges=2, allowed="none")
 def test_allowed_special_all_none_or_subset(student, reference, train, text, num_merges, allowed):
     """allowed_special 'all', 'none' or a collection decides which special strings become ids; others are text."""
     mine, ref = _trained(student, reference, train, num_merges)
