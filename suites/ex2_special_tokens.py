@@ -38,6 +38,14 @@ def _learned(tok, size):
     return [tok.id_to_token(i) for i in range(259, size)]
 
 
+def _learned_strings(tok, size, what):
+    """``_learned``, with every token checked to be a str."""
+    learned = _learned(tok, size)
+    for i, token in zip(range(259, size), learned):
+        expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
+    return learned
+
+
 def _check_vocab_size(mine, ref, what):
     size = mine.vocab_size
     expect_equal(size, ref.vocab_size, f"{what}.vocab_size")
@@ -117,8 +125,7 @@ def test_training_learns_reference_merges_weighted_by_pretoken_frequency(student
 def test_merges_never_cross_pretoken_boundaries(student, reference, text, num_merges):
     """No learned token spans two pre-tokens (merges happen inside pre-tokens only)."""
     mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
-    for i, token in zip(range(259, size), _learned(mine, size)):
-        expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
+    for i, token in zip(range(259, size), _learned_strings(mine, size, what)):
         if "\ufffd" not in token:
             expect(len(re.findall(PATTERN, token)) == 1,
                    f"after {what}, token {i} is {token!r}, which spans several pre-tokens {re.findall(PATTERN, token)!r}")
@@ -133,9 +140,8 @@ def test_merges_never_cross_pretoken_boundaries(student, reference, text, num_me
 def test_special_token_strings_are_cut_out_of_training(student, reference, text, num_merges):
     """Special-token strings in the training text are cut out: never merged, and boundaries for pairs."""
     mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
-    learned = _learned(mine, size)
+    learned = _learned_strings(mine, size, what)
     for i, token in zip(range(259, size), learned):
-        expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
         expect(not any(s in token for s in SPECIALS), f"after {what}, token {i} is {token!r}: it holds a special token")
     expect_equal(learned, _learned(ref, size), f"the learned tokens (ids 259..{size - 1}) after {what}")
 

@@ -15,6 +15,11 @@ hidden = pytest.mark.hidden
 wp_texts = st.one_of(S.word_texts(), S.wordpiece_tie_texts(), S.texts(40))
 
 
+def _expect_same_training(student, reference, text, num_merges):
+    expect_equal(student.train_wordpiece(text, num_merges), reference.train_wordpiece(text, num_merges),
+                 f"train_wordpiece({text!r}, {num_merges})")
+
+
 def _mean_len(tokens):
     distinct = set(tokens)
     return sum(len(t.removeprefix("##")) for t in distinct) / len(distinct) if distinct else 0.0
@@ -70,8 +75,7 @@ def test_train_wordpiece_worked_example(student, num_merges):
 @example(text="hug hugs pug pun bun hugs", num_merges=10)
 def test_train_wordpiece_picks_highest_score_like_reference(student, reference, text, num_merges):
     """train_wordpiece merges by the highest WordPiece score and returns the sorted units, then the merged tokens."""
-    expect_equal(student.train_wordpiece(text, num_merges), reference.train_wordpiece(text, num_merges),
-                 f"train_wordpiece({text!r}, {num_merges})")
+    _expect_same_training(student, reference, text, num_merges)
 
 
 @hidden
@@ -81,8 +85,7 @@ def test_train_wordpiece_picks_highest_score_like_reference(student, reference, 
 @example(text="hug hugs pug pun bun", num_merges=2)
 def test_wordpiece_ties_break_by_pair_count_then_first_occurrence(student, reference, text, num_merges):
     """Among pairs with equal scores, train_wordpiece takes the highest pair count, then the first occurrence."""
-    expect_equal(student.train_wordpiece(text, num_merges), reference.train_wordpiece(text, num_merges),
-                 f"train_wordpiece({text!r}, {num_merges})")
+    _expect_same_training(student, reference, text, num_merges)
 
 
 @hidden
@@ -91,8 +94,7 @@ def test_wordpiece_ties_break_by_pair_count_then_first_occurrence(student, refer
 @example(text="a a ab cd", num_merges=1)
 def test_unit_counts_include_one_unit_words(student, reference, text, num_merges):
     """count(unit) counts every occurrence of a unit, one-unit words included."""
-    expect_equal(student.train_wordpiece(text, num_merges), reference.train_wordpiece(text, num_merges),
-                 f"train_wordpiece({text!r}, {num_merges})")
+    _expect_same_training(student, reference, text, num_merges)
 
 
 @points(1)
