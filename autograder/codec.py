@@ -16,21 +16,46 @@ plain base type. Anything else is replaced by a *handle*, ``{"$handle": body}``,
 :func:`encode`; the side that decodes turns handles back into objects with its ``handle``
 hook. The decoder never runs code from the message: it builds only the types above, and
 named tuples as fresh ``collections.namedtuple`` classes with validated field names.
+
+The worker that writes the answers is not trusted, so decoding is bounded. A message nests
+at most ``MAX_DEPTH`` (200) levels and holds at most ``MAX_ITEMS`` (2,000,000) values: a
+dict of 100,000 entries is 200,001 values, a list of a million ints 1,000,001. A named tuple
+has at most ``MAX_FIELDS`` (100) fields and names of at most ``MAX_NAME`` (100) characters; a
+message uses at most ``MAX_SHAPES`` (256) shapes, and :func:`named_class` caches the classes
+of the last 256 shapes, so new shapes cannot grow memory for good. Given a ``deadline`` (a
+:func:`time.monotonic` value), the decoder looks at the clock after every set or dict item
+(keys with equal hashes make each insertion slower than the last) and every 1,024 values,
+and raises :class:`CodecTimeout` once the deadline has passed:
+
+>>> loads(wire, deadline=time.monotonic() - 1)  # doctest: +IGNORE_EXCEPTION_DETAIL
+Traceback (most recent call last):
+CodecTimeout: decoding the message ran past its deadline
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import time
 from collections import namedtuple
 from typing import Any, Callable
 
-MAX_DEPTH = 200
+MAX_DEPTH = 200  # levels of nesting
+MAX_ITEMS = 2_000_000  # values decoded from one message
+MAX_FIELDS = 100  # fields of one named tuple
+MAX_NAME = 100  # characters in a named tuple's name or in one of its field names
+MAX_SHAPES = 256  # named-tuple shapes in one message, and shapes whose classes stay cached
+CLOCK_EVERY = 1024  # values decoded between looks at the clock (set and dict items: every one)
 _PLAIN_BASES = (bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
 
 
 class CodecError(ValueError):
     """A value cannot be encoded, or a message is not valid wire data."""
+
+
+class CodecTimeout(CodecError):
+    """Decoding a message ran past its deadline."""
 
 
 def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0) -> Any:
@@ -62,36 +87,12 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
     return other(value)
 
 
-def decode(data: Any, handle: Callable[[int], Any] | None = None, depth: int = 0) -> Any:
-    """Rebuild a value from :func:`encode`'s output, checking every node's shape."""
-    if depth > MAX_DEPTH:
-        raise CodecError(f"message nested deeper than {MAX_DEPTH} levels")
-    if data is None or type(data) in (bool, int, float, str):
-        return data
-    down = depth + 1
-    if type(data) is list:
-        return [decode(item, handle, down) for item in data]
-    if type(data) is not dict or len(data) != 1:
-        raise CodecError(f"unexpected {type(data).__name__} in message")
-    (tag, body), = data.items()
-    if tag == "$tuple":
-        return tuple(decode(item, handle, down) for item in _list(body, tag))
-    if tag == "$dict":
-        pairs = [_pair(item) for item in _list(body, tag)]
-        return {_hashable(decode(k, handle, down)): decode(v, handle, down) for k, v in pairs}
-    if tag == "$bytes":
-        try:
-            return base64.b64decode(_str(body, tag), validate=True)
-        except ValueError:
-            raise CodecError("bad base64 in $bytes") from None
-    if tag in ("$set", "$frozenset"):
-        items = {_hashable(decode(item, handle, down)) for item in _list(body, tag)}
-        return items if tag == "$set" else frozenset(items)
-    if tag == "$named":
-        return _named(body, handle, down)
-    if tag == "$handle" and handle is not None:
-        return handle(body)  # the hook checks the body's shape
-    raise CodecError(f"unknown tag {tag!r} in message")
+def decode(data: Any, handle: Callable[[int], Any] | None = None, depth: int = 0,
+           deadline: float | None = None) -> Any:
+    """Rebuild a value from :func:`encode`'s output, checking every node's shape and the bounds."""
+    decoder = _Decoder(handle, deadline)
+    decoder.check_clock()
+    return decoder.value(data, depth)
 
 
 def dumps(value: Any, other: Callable[[Any], Any] | None = None) -> bytes:
@@ -99,34 +100,100 @@ def dumps(value: Any, other: Callable[[Any], Any] | None = None) -> bytes:
     return json.dumps(encode(value, other), separators=(",", ":")).encode("ascii")
 
 
-def loads(raw: bytes, handle: Callable[[int], Any] | None = None) -> Any:
-    """Decode JSON bytes written by :func:`dumps`."""
+def loads(raw: bytes, handle: Callable[[int], Any] | None = None, deadline: float | None = None) -> Any:
+    """Decode JSON bytes written by :func:`dumps`, by ``deadline`` (a :func:`time.monotonic` value)."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as error:
         raise CodecError(f"message is not JSON: {error}") from None
-    return decode(data, handle)
+    return decode(data, handle, deadline=deadline)  # looks at the clock before anything else
 
 
-_NAMED_CLASSES: dict[tuple[str, tuple[str, ...]], type] = {}
+@functools.lru_cache(maxsize=MAX_SHAPES)
+def named_class(name: str, fields: tuple[str, ...]) -> type:
+    """The named-tuple class of one shape, shared while the shape is among the last ``MAX_SHAPES`` used."""
+    return namedtuple(name, fields)
 
 
-def _named(body: Any, handle: Callable[[int], Any] | None, depth: int) -> tuple:
-    parts = _list(body, "$named")
-    if len(parts) != 3:
-        raise CodecError("malformed $named")
-    name, fields, values = parts
-    fields = tuple(_str(f, "$named field") for f in _list(fields, "$named"))
-    values = _list(values, "$named")
-    if not isinstance(name, str) or not name.isidentifier() or len(fields) != len(values):
-        raise CodecError("malformed $named")
-    key = (name, fields)
-    if key not in _NAMED_CLASSES:
-        try:
-            _NAMED_CLASSES[key] = namedtuple(name, fields)
-        except (ValueError, TypeError) as error:
-            raise CodecError(f"malformed $named: {error}") from None
-    return _NAMED_CLASSES[key](*(decode(v, handle, depth) for v in values))
+class _Decoder:
+    """Decoding one message: the handle hook, the deadline, the values so far and the named-tuple classes."""
+
+    def __init__(self, handle: Callable[[int], Any] | None, deadline: float | None):
+        self.handle = handle
+        self.deadline = deadline
+        self.values = 0
+        self.classes: dict[tuple[str, tuple[str, ...]], type] = {}
+
+    def check_clock(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise CodecTimeout("decoding the message ran past its deadline")
+
+    def value(self, data: Any, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise CodecError(f"message nested deeper than {MAX_DEPTH} levels")
+        self.values += 1
+        if self.values > MAX_ITEMS:
+            raise CodecError(f"message holds more than {MAX_ITEMS} values")
+        if self.values % CLOCK_EVERY == 0:
+            self.check_clock()
+        if data is None or type(data) in (bool, int, float, str):
+            return data
+        down = depth + 1
+        if type(data) is list:
+            return [self.value(item, down) for item in data]
+        if type(data) is not dict or len(data) != 1:
+            raise CodecError(f"unexpected {type(data).__name__} in message")
+        (tag, body), = data.items()
+        if tag == "$tuple":
+            return tuple(self.value(item, down) for item in _list(body, tag))
+        if tag == "$dict":
+            result = {}
+            for item in _list(body, tag):
+                key, value = _pair(item)
+                result[_hashable(self.value(key, down))] = self.value(value, down)
+                self.check_clock()  # keys with equal hashes make each insertion slower than the last
+            return result
+        if tag == "$bytes":
+            try:
+                return base64.b64decode(_str(body, tag), validate=True)
+            except ValueError:
+                raise CodecError("bad base64 in $bytes") from None
+        if tag in ("$set", "$frozenset"):
+            items = set()
+            for item in _list(body, tag):
+                items.add(_hashable(self.value(item, down)))
+                self.check_clock()
+            return items if tag == "$set" else frozenset(items)
+        if tag == "$named":
+            return self.named(body, down)
+        if tag == "$handle" and self.handle is not None:
+            return self.handle(body)  # the hook checks the body's shape
+        raise CodecError(f"unknown tag {tag!r} in message")
+
+    def named(self, body: Any, depth: int) -> tuple:
+        parts = _list(body, "$named")
+        if len(parts) != 3:
+            raise CodecError("malformed $named")
+        name, fields, values = parts
+        fields = tuple(_str(f, "$named field") for f in _list(fields, "$named"))
+        values = _list(values, "$named")
+        if not isinstance(name, str) or not name.isidentifier() or len(fields) != len(values):
+            raise CodecError("malformed $named")
+        if len(fields) > MAX_FIELDS or max(map(len, (name, *fields))) > MAX_NAME:
+            raise CodecError(f"$named with more than {MAX_FIELDS} fields or a name over {MAX_NAME} characters")
+        return self.named_class(name, fields)(*(self.value(v, depth) for v in values))
+
+    def named_class(self, name: str, fields: tuple[str, ...]) -> type:
+        """One class per shape within the message, at most ``MAX_SHAPES`` of them."""
+        shape = (name, fields)
+        if shape not in self.classes:
+            if len(self.classes) == MAX_SHAPES:
+                raise CodecError(f"message has more than {MAX_SHAPES} named-tuple shapes")
+            try:
+                self.classes[shape] = named_class(name, fields)
+            except (ValueError, TypeError) as error:
+                raise CodecError(f"malformed $named: {error}") from None
+        return self.classes[shape]
 
 
 def _list(body: Any, tag: str) -> list:

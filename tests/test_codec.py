@@ -2,6 +2,7 @@
 
 import json
 import math
+import time
 from collections import namedtuple
 
 import pytest
@@ -71,6 +72,8 @@ def test_objects_need_a_handle_hook():
     b'{"$eval": "1"}', b'{"a": 1, "b": 2}', b'{"$tuple": 3}', b'{"$dict": [[1]]}', b'{"$bytes": "!!"}',
     b'{"$dict": [[[1], 2]]}', b'{"$named": ["1x", ["a"], [1]]}', b'{"$named": ["T", ["a", "a"], [1, 2]]}',
     b'{"$named": "T"}', b'{"$handle": 1}', b"not json", b"[" * 5000,
+    codec.dumps(namedtuple("Wide", [f"f{i}" for i in range(codec.MAX_FIELDS + 1)])(*range(codec.MAX_FIELDS + 1))),
+    codec.dumps(namedtuple("L" * (codec.MAX_NAME + 1), "a")(1)),
 ])
 def test_malformed_messages_are_refused(wire):
     with pytest.raises(codec.CodecError):
@@ -85,3 +88,50 @@ def test_deep_nesting_is_refused():
         codec.dumps(value)
     with pytest.raises(codec.CodecError):
         codec.loads(json.dumps(value).encode())
+
+
+COLLIDING = [i * (2**61 - 1) for i in range(40_000)]  # ints hash modulo 2**61 - 1: all these hash to 0
+
+
+@pytest.mark.parametrize("message", [
+    {"$set": COLLIDING}, {"$frozenset": COLLIDING}, {"$dict": [[key, 0] for key in COLLIDING]},
+], ids=["set", "frozenset", "dict"])
+def test_keys_with_equal_hashes_stop_at_the_deadline(message):
+    wire = json.dumps(message).encode()  # some 10 s to decode without a deadline
+    started = time.monotonic()
+    with pytest.raises(codec.CodecTimeout):
+        codec.loads(wire, deadline=started + 0.5)
+    assert time.monotonic() - started < 3  # a generous bound, not a benchmark
+
+
+def test_a_passed_deadline_refuses_even_a_small_message():
+    with pytest.raises(codec.CodecTimeout, match="deadline"):
+        codec.loads(b"[1, 2]", deadline=time.monotonic() - 1)
+    with pytest.raises(codec.CodecTimeout):
+        codec.decode(None, deadline=time.monotonic() - 1)
+
+
+def test_a_deadline_far_ahead_changes_nothing():
+    value = [{f"k{i}": i for i in range(100_000)}, list(range(1_000_000)), {Step(1, (2, b"3"), frozenset({4.5})): {"ab", None}}]
+    back = codec.loads(codec.dumps(value), deadline=time.monotonic() + 3600)
+    assert back == value and same(back[2], value[2])
+
+
+def test_too_many_values_are_refused():
+    with pytest.raises(codec.CodecError, match=f"more than {codec.MAX_ITEMS} values"):
+        codec.loads(json.dumps([0] * codec.MAX_ITEMS).encode())  # the list itself is one more
+
+
+def test_named_tuple_classes_stay_few():
+    for i in range(10_000):
+        codec.loads(json.dumps({"$named": [f"Shape{i}", ["a", f"b{i}"], [1, 2]]}).encode())
+    info = codec.named_class.cache_info()
+    assert info.maxsize == codec.MAX_SHAPES and info.currsize <= codec.MAX_SHAPES
+
+
+def test_equal_shapes_in_one_message_share_a_class():
+    shapes = [namedtuple(f"Shape{i}", "a b") for i in range(codec.MAX_SHAPES)]
+    back = codec.loads(codec.dumps([shape(1, 2) for shape in shapes] * 2))
+    assert all(type(a) is type(b) for a, b in zip(back[: len(shapes)], back[len(shapes):]))
+    with pytest.raises(codec.CodecError, match="shapes"):
+        codec.loads(codec.dumps([shape(1, 2) for shape in shapes] + [namedtuple("OneMore", "a")(1)]))
