@@ -4,19 +4,27 @@ A submission holds the course's package folder (``exercises/``), or the exercise
 directly at its top (a zip may wrap either in one folder). :func:`stage` copies it into a
 fresh folder as ``<package>/...``, adds the course's provided files where the student left
 them out, and hashes the result, so both layouts grade the same and an unchanged
-submission is recognised. Zips are read member by member: no absolute paths, no ``..``, no
-links, and caps on the number of files and their size. Links inside a folder are skipped.
-Anything unreadable raises :class:`SubmissionError` with a message for the instructor.
+submission is recognised. The staged folder is private to the grader's user (0700, files
+0600): the sandbox copies what a worker needs. Zips are read member by member: no absolute
+paths, no ``..``, no links, and caps on the number of entries (checked before they are
+parsed), of files and of their size. Links inside a folder are skipped. Anything
+unreadable raises :class:`SubmissionError` with a one-line message for the instructor, and
+leaves no staged folder behind.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import itertools
+import lzma
 import os
 import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -24,7 +32,10 @@ from .config import Course
 
 MAX_FILES = 500
 MAX_BYTES = 20 << 20
+MAX_ENTRIES = 4 * MAX_FILES  # entries of any kind (folders, links, skipped ones) read at all
+MAX_DIRECTORY = 1 << 20      # bytes of a zip's table of contents, checked before it is parsed
 SKIPPED_PARTS = {"__pycache__", "__MACOSX", ".git", ".ipynb_checkpoints"}
+ENCRYPTED = 0x1              # the zip flag bit of an encrypted member
 
 
 class SubmissionError(Exception):
@@ -50,86 +61,173 @@ def submission_name(path: Path) -> str:
 
 
 def stage(course: Course, path: Path) -> Staged:
-    """Copy the submission at ``path`` into a new staging folder and hash it."""
+    """Copy the submission at ``path`` into a new private staging folder and hash it."""
     path = Path(path)
     root = Path(tempfile.mkdtemp(prefix="autograder-submission-"))
     try:
-        files, notes = _read_zip(path) if path.suffix.lower() == ".zip" else _read_folder(path)
+        files, notes = _read(path)
         try:
             chosen = _choose_package(course, files, path)
         except SubmissionError as error:
             raise SubmissionError("; ".join([str(error), *notes])) from None
-        package = root / course.package
+        package = PurePosixPath(course.package)
         for relative, content in chosen.items():
-            _write(package / relative, content)
+            _write(path, root, package / relative, content)
         for provided in course.provided:
-            target = root / provided
-            if not target.exists():
-                _write(target, course.path(provided).read_bytes())
-        _open_up(root)
+            if not (root / provided).exists():
+                _write(path, root, PurePosixPath(provided), course.path(provided).read_bytes())
         return Staged(submission_name(path), root, _digest(root), notes)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
 
 
+def _read(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
+    """The submission's files by relative path, and notes on what was skipped."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise SubmissionError(f"{path}: no such folder or .zip file") from None
+    except OSError as error:
+        raise SubmissionError(f"{path}: cannot read ({error.strerror})") from None
+    if stat.S_ISDIR(mode):
+        return _read_folder(path)
+    if stat.S_ISREG(mode) and path.suffix.lower() == ".zip":
+        return _read_zip(path)
+    raise SubmissionError(f"{path}: not a folder or a .zip file")
+
+
 def _read_folder(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
-    if not path.is_dir():
-        raise SubmissionError(f"{path}: no such folder or .zip file")
+    """The folder's regular files; links and special files are skipped with a note."""
     files: dict[PurePosixPath, bytes] = {}
     notes: list[str] = []
     total = 0
-    for current, folders, names in os.walk(path):
-        folders[:] = sorted(f for f in folders if f not in SKIPPED_PARTS and not (Path(current) / f).is_symlink())
-        for name in sorted(names):
-            full = Path(current) / name
-            relative = PurePosixPath(full.relative_to(path).as_posix())
-            if full.is_symlink() or not full.is_file():
-                notes.append(f"skipped {relative}: links and special files are not graded")
-                continue
-            if name.endswith(".pyc"):
-                continue
-            total += full.stat().st_size
-            _check_caps(path, len(files) + 1, total)
-            files[relative] = full.read_bytes()
+    for relative, status in _walk(path):
+        if not stat.S_ISREG(status.st_mode):
+            notes.append(f"skipped {_quote(relative)}: links and special files are not graded")
+            continue
+        if relative.name.endswith(".pyc"):
+            continue
+        total += status.st_size
+        _check_caps(path, len(files) + 1, total)
+        try:
+            files[relative] = (path / relative).read_bytes()
+        except OSError as error:
+            raise SubmissionError(f"{path.name}: cannot read {_quote(relative)} ({error.strerror})") from None
     return files, notes
+
+
+def _walk(path: Path) -> Iterator[tuple[PurePosixPath, os.stat_result]]:
+    """Everything below ``path`` but folders, in name order, without entering links or skipped
+    folders; stops listing as soon as more than MAX_ENTRIES entries of any kind are seen."""
+    count = 0
+    pending = [PurePosixPath()]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(path / folder) as listing:
+                entries = sorted(itertools.islice(listing, MAX_ENTRIES + 1 - count), key=lambda e: e.name)
+            count += len(entries)
+            _check_entries(path, count)
+            for entry in entries:
+                relative = _utf8_name(path, folder, entry.name)
+                status = entry.stat(follow_symlinks=False)
+                if not stat.S_ISDIR(status.st_mode):
+                    yield relative, status
+                elif entry.name not in SKIPPED_PARTS:
+                    pending.append(relative)
+        except OSError as error:
+            raise SubmissionError(f"{path.name}: cannot read {_quote(folder)} ({error.strerror})") from None
+
+
+def _utf8_name(path: Path, folder: PurePosixPath, name: str) -> PurePosixPath:
+    """``folder / name``; a name that is not valid UTF-8 is refused."""
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        raise SubmissionError(
+            f"{path.name}: a file name that is not valid UTF-8: {os.fsencode(folder / name)!r}") from None
+    return folder / name
 
 
 def _read_zip(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
+    """The zip's files, read member by member; links are skipped with a note."""
     files: dict[PurePosixPath, bytes] = {}
     notes: list[str] = []
     total = 0
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                relative = _safe_member(path, info.filename)
-                if info.is_dir() or relative is None or info.filename.endswith(".pyc"):
-                    continue
-                if stat.S_ISLNK(info.external_attr >> 16):
-                    notes.append(f"skipped {relative}: links are not graded")
-                    continue
-                total += info.file_size
-                _check_caps(path, len(files) + 1, total)
-                with archive.open(info) as member:
-                    content = member.read(MAX_BYTES + 1)
-                if len(content) > info.file_size:
-                    raise SubmissionError(f"{path.name}: {relative} is larger than its zip entry says")
-                files[relative] = content
-    except FileNotFoundError:
-        raise SubmissionError(f"{path}: no such file") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError) as error:
-        raise SubmissionError(f"{path.name}: not a readable zip file ({error})") from None
+    with _open_zip(path) as archive:
+        _check_entries(path, len(archive.infolist()))
+        for info in archive.infolist():
+            relative = _safe_member(path, info.filename)
+            if info.is_dir() or relative is None or info.filename.endswith(".pyc"):
+                continue
+            if stat.S_ISLNK(info.external_attr >> 16):
+                notes.append(f"skipped {_quote(relative)}: links are not graded")
+                continue
+            total += info.file_size
+            _check_caps(path, len(files) + 1, total)
+            files[relative] = _read_member(path, archive, info, relative)
+    _check_tree(path, files)
     return files, notes
 
 
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    """The open zip; one whose table of contents is too large is refused before it is parsed."""
+    try:
+        with path.open("rb") as file:
+            end = zipfile._EndRecData(file)  # the record that gives the table of contents' size
+        if end and end[zipfile._ECD_SIZE] > MAX_DIRECTORY:
+            raise SubmissionError(f"{path.name}: the zip's table of contents is over {MAX_DIRECTORY >> 20} MB "
+                                  f"(at most {MAX_ENTRIES} entries are read)")
+        archive = zipfile.ZipFile(path)
+    except OSError as error:
+        raise SubmissionError(f"{path.name}: cannot read ({error.strerror})") from None
+    except (zipfile.BadZipFile, ValueError, NotImplementedError) as error:
+        raise SubmissionError(f"{path.name}: not a readable zip file ({error})") from None
+    return archive
+
+
+def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, relative: PurePosixPath) -> bytes:
+    """The member's content, at most MAX_BYTES and one; an unreadable member is refused."""
+    member = f"{path.name}: member {_quote(relative)}"
+    if info.flag_bits & ENCRYPTED:
+        raise SubmissionError(f"{member} is encrypted")
+    try:
+        with archive.open(info) as opened:
+            content = opened.read(MAX_BYTES + 1)
+    except NotImplementedError as error:
+        raise SubmissionError(f"{member} uses a compression method this grader cannot read ({error})") from None
+    except EOFError:
+        raise SubmissionError(f"{member} is cut short") from None
+    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, OSError, UnicodeDecodeError) as error:
+        raise SubmissionError(f"{member} is corrupt ({error})") from None
+    if len(content) > info.file_size:
+        raise SubmissionError(f"{member} is larger than its zip entry says")
+    return content
+
+
 def _safe_member(archive: Path, name: str) -> PurePosixPath | None:
-    """The member's relative path; an absolute or escaping path is an error; skipped parts give None."""
+    """The member's relative path; an absolute or escaping path is an error; skipped parts
+    and the top folder itself give None."""
     member = PurePosixPath(name.replace("\\", "/"))
     if member.is_absolute() or ".." in member.parts or (member.parts and ":" in member.parts[0]):
-        raise SubmissionError(f"{archive.name}: refuses member {name!r}, which points outside the submission")
-    if any(part in SKIPPED_PARTS for part in member.parts):
+        raise SubmissionError(f"{archive.name}: refuses member {_quote(name)}, which points outside the submission")
+    if not member.parts or any(part in SKIPPED_PARTS for part in member.parts):
         return None
     return member
+
+
+def _check_tree(where: Path, files: dict[PurePosixPath, bytes]) -> None:
+    """Refuse a path that is a file and also holds files (only a zip can say so)."""
+    ordered = sorted(files, key=lambda p: p.parts)  # a folder's files follow it directly
+    for path, following in zip(ordered, ordered[1:]):
+        if following.parts[:len(path.parts)] == path.parts:
+            raise SubmissionError(f"{where.name}: a file and a folder share the path {_quote(path)}")
+
+
+def _check_entries(where: Path, count: int) -> None:
+    if count > MAX_ENTRIES:
+        raise SubmissionError(f"{where.name}: more than {MAX_ENTRIES} entries (files, folders and skipped ones)")
 
 
 def _check_caps(where: Path, count: int, total: int) -> None:
@@ -143,6 +241,8 @@ def _choose_package(course: Course, files: dict[PurePosixPath, bytes], where: Pa
     """The files of the package, relative to the package folder, whichever layout was used."""
     modules = {f"{e.module}.py" for e in course.exercises}
     while True:
+        if PurePosixPath(course.package) in files:
+            raise SubmissionError(f"{where.name}: {course.package!r} is a file, not a folder")
         inside = {p.relative_to(course.package): c for p, c in files.items() if p.parts[:1] == (course.package,)}
         if inside:
             return inside
@@ -157,17 +257,22 @@ def _choose_package(course: Course, files: dict[PurePosixPath, bytes], where: Pa
         files = {p.relative_to(top): c for p, c in files.items()}
 
 
-def _write(target: Path, content: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(content)
+def _write(where: Path, root: Path, relative: PurePosixPath, content: bytes) -> None:
+    """Write ``root / relative`` readable by its owner only, naming what the file system refused."""
+    try:
+        for folder in reversed(relative.parents[:-1]):
+            (root / folder).mkdir(mode=0o700, exist_ok=True)
+        with open(os.open(root / relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
+            file.write(content)
+    except OSError as error:
+        reason = "file name too long" if error.errno == errno.ENAMETOOLONG else error.strerror
+        raise SubmissionError(f"{where.name}: cannot stage {_quote(relative)}: {reason}") from None
 
 
-def _open_up(root: Path) -> None:
-    """Let the sandbox's unprivileged user read the staged files (and nothing more)."""
-    for current, folders, names in os.walk(root):
-        os.chmod(current, 0o755)
-        for name in names:
-            os.chmod(os.path.join(current, name), 0o644)
+def _quote(path: PurePosixPath | str) -> str:
+    """A path for a one-line message: quoted, escaped, and shortened if long."""
+    text = str(path)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 def _digest(root: Path) -> str:

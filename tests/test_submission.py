@@ -3,13 +3,15 @@
 import io
 import os
 import stat
+import struct
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from autograder.config import load_course
-from autograder.submission import MAX_FILES, SubmissionError, stage, submission_name
+from autograder.submission import MAX_ENTRIES, MAX_FILES, SubmissionError, stage, submission_name
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = load_course(ROOT / "course.yaml")
@@ -29,6 +31,35 @@ def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] = {}) 
 
 def staged_files(staged) -> dict[str, bytes]:
     return {p.relative_to(staged.root).as_posix(): p.read_bytes() for p in staged.root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def refused(tmp_path, monkeypatch):
+    """``refused(path, message)``: staging ``path`` fails with one line that names the submission
+    and matches ``message``, and leaves no staged folder behind."""
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(staging))
+
+    def check(path: Path, message: str) -> str:
+        with pytest.raises(SubmissionError, match=message) as caught:
+            stage(COURSE, path)
+        text = str(caught.value)
+        assert "\n" not in text and path.name in text
+        assert not any(staging.iterdir()), "a staged folder was left behind"
+        return text
+    return check
+
+
+def one_member_zip(compression: int = zipfile.ZIP_STORED) -> tuple[bytearray, int, int]:
+    """A zip of one module, its bytes editable, with the offsets of the member's data and of
+    its central directory entry."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        archive.writestr("exercises/ex1_merge_tracing.py", MODULE * 50)
+    data = bytearray(buffer.getvalue())
+    name_length, extra_length = struct.unpack_from("<HH", data, 26)
+    return data, 30 + name_length + extra_length, data.index(b"PK\x01\x02")
 
 
 @pytest.mark.parametrize("layout", ["package", "flat", "wrapped", "wrapped-package"])
@@ -61,7 +92,26 @@ def test_folder_submission_keeps_students_lesson_and_skips_links(tmp_path):
         assert files["exercises/lesson.py"] == b"# my own lesson\n"
         assert "exercises/secret.py" not in files
         assert any("secret.py" in note for note in staged.notes)
-        assert all(oct(os.stat(staged.root / f).st_mode)[-3:] == "644" for f in files)
+    finally:
+        staged.remove()
+
+
+@pytest.mark.parametrize("kind", ["zip", "folder"])
+def test_staged_copy_is_private(tmp_path, kind):
+    if kind == "zip":
+        path = make_zip(tmp_path / "erin.zip", {"erin/exercises/ex1_merge_tracing.py": MODULE.encode()})
+    else:
+        path = tmp_path / "erin"
+        (path / "exercises" / "sub").mkdir(parents=True)
+        (path / "exercises" / "ex1_merge_tracing.py").write_text(MODULE)
+        (path / "exercises" / "sub" / "data.txt").write_text("x")
+        os.chmod(path / "exercises" / "ex1_merge_tracing.py", 0o644)
+    staged = stage(COURSE, path)
+    try:
+        assert stat.S_IMODE(staged.root.stat().st_mode) == 0o700
+        below = list(staged.root.rglob("*"))
+        assert len(below) >= 3
+        assert all(stat.S_IMODE(p.stat().st_mode) & 0o077 == 0 for p in below), "nobody else may read the copy"
     finally:
         staged.remove()
 
@@ -72,6 +122,15 @@ def test_zip_members_outside_are_refused(tmp_path, member):
     with pytest.raises(SubmissionError, match="points outside the submission"):
         stage(COURSE, archive)
     assert not (tmp_path.parent / "evil.py").exists()
+
+
+def test_zip_member_naming_the_top_folder_is_skipped(tmp_path):
+    archive = make_zip(tmp_path / "dot.zip", {".": b"x", "jo/ex1_merge_tracing.py": MODULE.encode()})
+    staged = stage(COURSE, archive)
+    try:
+        assert staged_files(staged)["exercises/ex1_merge_tracing.py"] == MODULE.encode()
+    finally:
+        staged.remove()
 
 
 def test_zip_links_are_skipped(tmp_path):
@@ -116,11 +175,135 @@ def test_truncated_zip(tmp_path):
         stage(COURSE, path)
 
 
-def test_no_exercises_found(tmp_path):
-    with pytest.raises(SubmissionError, match="found no exercises/ folder and none of ex1_merge_tracing.py"):
-        stage(COURSE, make_zip(tmp_path / "x.zip", {"notes.txt": b"hi", "other/a.py": b""}))
-    with pytest.raises(SubmissionError, match="no such folder or .zip"):
-        stage(COURSE, tmp_path / "missing")
+def test_no_exercises_found(tmp_path, refused):
+    refused(make_zip(tmp_path / "x.zip", {"notes.txt": b"hi", "other/a.py": b""}),
+            "found no exercises/ folder and none of ex1_merge_tracing.py")
+    refused(tmp_path / "missing", "no such folder or .zip")
+    refused(tmp_path / "missing.zip", "no such folder or .zip")
+    (tmp_path / "notes.txt").write_text("hi")
+    refused(tmp_path / "notes.txt", "notes.txt: not a folder or a .zip file")
+
+
+def test_folder_named_like_a_zip_is_a_folder(tmp_path):
+    folder = tmp_path / "frank.zip" / "exercises"
+    folder.mkdir(parents=True)
+    (folder / "ex1_merge_tracing.py").write_text(MODULE)
+    staged = stage(COURSE, tmp_path / "frank.zip")
+    try:
+        assert staged_files(staged)["exercises/ex1_merge_tracing.py"] == MODULE.encode()
+    finally:
+        staged.remove()
+
+
+def test_encrypted_member(tmp_path, refused):
+    data, _, central = one_member_zip()
+    data[6] |= 0x1  # the encrypted flag, in the member's own header
+    data[central + 8] |= 0x1  # and in the central directory
+    (tmp_path / "locked.zip").write_bytes(data)
+    refused(tmp_path / "locked.zip", "member 'exercises/ex1_merge_tracing.py' is encrypted")
+
+
+@pytest.mark.parametrize("compression, at, reason", [
+    (zipfile.ZIP_DEFLATED, 0, "invalid block type"),  # zlib.error
+    (zipfile.ZIP_BZIP2, 4, "Invalid data stream"),  # OSError
+    (zipfile.ZIP_LZMA, 4, "Invalid or unsupported options"),  # lzma.LZMAError
+    (zipfile.ZIP_STORED, 0, "Bad CRC-32"),  # zipfile.BadZipFile
+])
+def test_corrupt_member(tmp_path, refused, compression, at, reason):
+    data, start, _ = one_member_zip(compression)
+    data[start + at:start + at + 8] = b"\xff" * 8
+    (tmp_path / "corrupt.zip").write_bytes(data)
+    refused(tmp_path / "corrupt.zip", rf"member 'exercises/ex1_merge_tracing.py' is corrupt \(.*{reason}")
+
+
+def test_member_cut_short(tmp_path, refused):
+    data, _, central = one_member_zip()
+    size = len(MODULE * 50) + 1000  # the central directory claims more data than the file holds
+    struct.pack_into("<II", data, central + 20, size, size)
+    (tmp_path / "short.zip").write_bytes(data)
+    refused(tmp_path / "short.zip", "member 'exercises/ex1_merge_tracing.py' is cut short")
+
+
+def test_unsupported_compression(tmp_path, refused):
+    data, _, central = one_member_zip()
+    struct.pack_into("<H", data, 8, 9)  # deflate64, in both headers
+    struct.pack_into("<H", data, central + 10, 9)
+    (tmp_path / "deflate64.zip").write_bytes(data)
+    refused(tmp_path / "deflate64.zip", "member 'exercises/ex1_merge_tracing.py' uses a compression method")
+
+
+def test_zip_name_not_utf8(tmp_path, refused):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("exercises/b\u00ffd.py", b"")  # flagged as UTF-8
+    (tmp_path / "names.zip").write_bytes(buffer.getvalue().replace("\u00ff".encode(), b"\xff\xff"))
+    refused(tmp_path / "names.zip", "not a readable zip file .*utf-8")
+
+
+@pytest.mark.parametrize("members, shared", [
+    (["exercises/a", "exercises/a/b.py"], "exercises/a"),
+    (["exercises/a/b.py", "exercises/a"], "exercises/a"),
+    (["exercises/a.py", "exercises/a.py/b/c.py", "exercises/a.pyx"], "exercises/a.py"),
+])
+def test_file_and_folder_share_a_path(tmp_path, refused, members, shared):
+    archive = make_zip(tmp_path / "both.zip", {"exercises/ex1_merge_tracing.py": MODULE.encode(),
+                                                **{m: b"" for m in members}})
+    refused(archive, f"a file and a folder share the path '{shared}'")
+
+
+@pytest.mark.parametrize("kind", ["folder", "zip", "wrapped zip"])
+def test_exercises_is_a_file(tmp_path, refused, kind):
+    members = {"exercises": b"not a folder", "ex1_merge_tracing.py": MODULE.encode()}
+    if kind == "folder":
+        path = tmp_path / "gina"
+        path.mkdir()
+        for name, content in members.items():
+            (path / name).write_bytes(content)
+    else:
+        prefix = "gina/" if kind == "wrapped zip" else ""
+        path = make_zip(tmp_path / "gina.zip", {prefix + name: content for name, content in members.items()})
+    refused(path, "'exercises' is a file, not a folder")
+
+
+def test_file_name_too_long(tmp_path, refused):
+    archive = make_zip(tmp_path / "long.zip", {"exercises/ex1_merge_tracing.py": MODULE.encode(),
+                                                "exercises/" + "a" * 300 + ".py": b""})
+    text = refused(archive, r"cannot stage 'exercises/aaa.*': file name too long")
+    assert len(text) < 200, "the long name is shortened"
+
+
+def test_folder_file_name_not_utf8(tmp_path, refused):
+    folder = tmp_path / "hal" / "exercises"
+    folder.mkdir(parents=True)
+    (folder / "ex1_merge_tracing.py").write_text(MODULE)
+    os.close(os.open(os.fsencode(folder) + b"/bad\xff.py", os.O_WRONLY | os.O_CREAT, 0o600))
+    refused(tmp_path / "hal", r"a file name that is not valid UTF-8: b'exercises/bad\\xff.py'")
+
+
+@pytest.mark.parametrize("member", ["exercises/__pycache__/f{}.pyc", "exercises/d{}/"])
+def test_zip_entry_cap_counts_skipped_entries(tmp_path, refused, member):
+    entries = {member.format(i): b"" for i in range(MAX_ENTRIES + 1)}
+    archive = make_zip(tmp_path / "entries.zip", {"exercises/ex1_merge_tracing.py": MODULE.encode(), **entries})
+    refused(archive, f"more than {MAX_ENTRIES} entries")
+
+
+def test_zip_entry_cap_comes_before_parsing(tmp_path, refused, monkeypatch):
+    names = {f"exercises/__pycache__/{'x' * 2000}{i}.pyc": b"" for i in range(600)}  # a 1.2 MB table of contents
+    archive = make_zip(tmp_path / "toc.zip", names)
+
+    def parse(*args, **kwargs):
+        raise AssertionError("the table of contents was parsed")
+    monkeypatch.setattr(zipfile, "ZipFile", parse)
+    refused(archive, "table of contents is over 1 MB")
+
+
+def test_folder_entry_cap_counts_skipped_entries(tmp_path, refused):
+    folder = tmp_path / "ida" / "exercises"
+    folder.mkdir(parents=True)
+    (folder / "ex1_merge_tracing.py").write_text(MODULE)
+    for i in range(MAX_ENTRIES):
+        (folder / f"f{i}.pyc").touch()
+    refused(tmp_path / "ida", f"more than {MAX_ENTRIES} entries")
 
 
 def test_names():
