@@ -66,7 +66,7 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
             began = time.perf_counter()
             grade_many(course, named, out / f"jobs{jobs}", jobs, True, quiet)
             timings[jobs] = time.perf_counter() - began
-    table = Table(title=f"autograder bench ({isolation()} isolation)")
+    table = Table(title=f"autograder bench ({isolation().describe()})")
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_row("worker start + import (median)", f"{start * 1000:.1f} ms")

@@ -14,6 +14,11 @@
 - ``gradescope --out FILE.zip``: a Gradescope autograder; see :mod:`autograder.gradescope`.
 
 Problems with the course, a submission or the grader print one clear message and exit 2.
+Official grading (``grade``, ``grade-one``, and ``check`` outside a student release) refuses
+to run student code where no sandbox layer keeps it from the grader's files, or where the
+sandbox's canary gets through: it names each layer tried and exits 3.
+``--unsafe-no-sandbox`` (or ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``) grades anyway, and every
+report says so.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from rich.console import Console
 
 from .config import Course, CourseConfigError, load_course
 from .errors import GraderError
+from .sandbox import IsolationRefused, require_isolation
 from .submission import SubmissionError, stage, submission_name
 
 
@@ -39,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         course = load_course(args.course)
         return args.run(course, args, console)
+    except IsolationRefused as error:
+        Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
+        return 3
     except (CourseConfigError, GraderError, SubmissionError) as error:
         Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
         return 2
@@ -50,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", default=os.environ.get("AUTOGRADER_COURSE", "course.yaml"),
                         help="the course file (default: ./course.yaml or $AUTOGRADER_COURSE)")
+    parser.add_argument("--unsafe-no-sandbox", dest="unsafe", action="store_true",
+                        help="grade even where no sandbox layer holds (every report says so)")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="self-check: run the public properties on your work")
@@ -61,12 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", required=True, type=Path, help="output folder")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded unchanged")
+    grade.add_argument("--exercise", action="append", help="grade only this exercise module (repeatable)")
     grade.set_defaults(run=_grade)
 
     demo = commands.add_parser("demo", help="grade the course's sample submissions")
     demo.add_argument("--out", type=Path, default=Path("out/demo"))
     demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    demo.set_defaults(run=_demo, force=True)
+    demo.set_defaults(run=_demo, force=True, exercise=None)
 
     bench = commands.add_parser("bench", help="measure sandbox overhead, grading time and batch throughput")
     bench.add_argument("submission", nargs="?", type=Path, help="default: the course's first sample")
@@ -101,6 +113,8 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .locked import check_locked
     from .report import gradescope_results, print_check
 
+    if not course.is_release:  # the full course holds the solutions: as official as grading
+        require_isolation(args.unsafe)
     staged = stage(course, Path(args.path) if args.path else course.path(course.package))
     try:
         console.print(f"Checking [bold]{args.path or course.package}[/] against the public properties…")
@@ -118,7 +132,11 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 
 def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .canary import run_canary
+
     _refuse_release(course)
+    if require_isolation(args.unsafe).holds:
+        run_canary(course, args.out.resolve())
     return _grade_named(course, [(submission_name(p), p) for p in args.submissions], args, console)
 
 
@@ -133,7 +151,7 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
     from .report import print_grades
     from .sandbox import isolation_note
 
-    rows = grade_many(course, named, args.out, args.jobs, args.force, console)
+    rows = grade_many(course, named, args.out, args.jobs, args.force, console, args.exercise)
     print_grades(console, course, rows)
     console.print(isolation_note(), highlight=False)
     console.print(f"Reports: {args.out}/<name>/results.json and feedback.md; {args.out}/grades.csv", highlight=False)
@@ -156,6 +174,7 @@ def _grade_one(course: Course, args: argparse.Namespace, console: Console) -> in
     from .report import write_reports
     from .submission import Staged
 
+    require_isolation(args.unsafe)
     staged = Staged(args.name, args.staged, "", json.loads(args.notes))
     write_reports(course, args.out, args.name, grade_staged(course, staged, exercises=args.exercise))
     return 0

@@ -45,7 +45,6 @@ class Limits(_Strict):
     exercise_seconds: Annotated[float, Field(gt=0)] = 300.0
     memory_mb: Annotated[int, Field(ge=64)] = 1024
     processes: Annotated[int, Field(ge=1)] = 32
-    output_kb: Annotated[int, Field(ge=1)] = 256
     file_mb: Annotated[int, Field(ge=1)] = 16
     open_files: Annotated[int, Field(ge=16)] = 64
     message_mb: Annotated[int, Field(ge=1)] = 16

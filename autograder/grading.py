@@ -51,8 +51,9 @@ def course_digest(course: Course) -> str:
 
 
 def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
-               console: Console) -> list[tuple[str, dict | None, str]]:
-    """Grade every ``(name, path)`` into ``out/<name>/``; return ``(name, document, note)`` rows."""
+               console: Console, exercises: list[str] | None = None) -> list[tuple[str, dict | None, str]]:
+    """Grade every ``(name, path)`` into ``out/<name>/`` (``exercises``, default all); return
+    ``(name, document, note)`` rows."""
     out = out.resolve()  # the graders run in scratch folders of their own
     out.mkdir(parents=True, exist_ok=True)
     book = Gradebook(out)
@@ -68,10 +69,10 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
         except SubmissionError as error:
             document = unreadable_results(course, f"The submission could not be read: {error}")
             write_reports(course, out / name, name, document)
-            book.record(name, {**common, "digest": "unreadable"}, isolation(), document, course.max_score, 0.0)
+            book.record(name, {**common, "digest": "unreadable"}, isolation().describe(), document, course.max_score, 0.0)
             rows[name] = (name, document, "unreadable")
             continue
-        key = {**common, "digest": staged.digest}
+        key = {**common, "digest": staged.digest + "".join(f" {module}" for module in exercises or ())}
         if not force and book.is_current(name, key) and (out / name / "results.json").is_file():
             rows[name] = (name, json.loads((out / name / "results.json").read_text()), "unchanged, skipped")
             staged.remove()
@@ -80,7 +81,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
     with Progress(*columns, console=console, transient=False) as progress, ThreadPoolExecutor(max(1, jobs)) as pool:
         bar = progress.add_task("", total=len(todo))
-        running = {pool.submit(grade_in_child, course, name, staged, out / name): (name, staged, key)
+        running = {pool.submit(grade_in_child, course, name, staged, out / name, exercises): (name, staged, key)
                    for name, staged, key in todo}
         for future in as_completed(running):
             name, staged, key = running[future]
@@ -89,7 +90,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
             if document is None:
                 rows[name] = (name, None, problem)
             else:
-                book.record(name, key, isolation(), document, course.max_score, seconds)
+                book.record(name, key, isolation().describe(), document, course.max_score, seconds)
                 rows[name] = (name, document, f"{seconds:.1f} s")
             progress.update(bar, advance=1, description=name)
     book.write_csv(course, out / "grades.csv")

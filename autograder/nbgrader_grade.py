@@ -9,6 +9,10 @@ as text, the score as the cell's result, which nbgrader's ``SaveAutoGrades`` rec
 partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
 or the engine's helpers, only ever runs in the sandbox, as the module under test.
 
+Before its first notebook, the process checks the sandbox as ``grade`` does: it refuses
+(:class:`~autograder.sandbox.IsolationRefused`) where no layer holds or the canary gets
+through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in force.
+
 The feedback names public properties and shows why they failed; hidden properties are only
 counted, so the feedback HTML shows nothing of them.
 """
@@ -23,11 +27,16 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from .canary import run_canary
 from .config import Course, load_course
 from .errors import GraderError
 from .grading import grade_in_child
+from .sandbox import isolation_note, require_isolation
 from .nbgrader_course import module_source
 from .submission import stage
+
+
+_CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked
 
 
 class SandboxGrade(NbGraderPreprocessor):
@@ -37,6 +46,11 @@ class SandboxGrade(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         course = load_course(self.course)
+        if course.root not in _CHECKED:
+            if require_isolation().holds:
+                run_canary(course)
+            self.log.info("%s", isolation_note())
+            _CHECKED.add(course.root)
         module = resources["nbgrader"]["notebook"]
         if module not in {e.module for e in course.exercises}:
             raise GraderError(f"{module}.ipynb is not the notebook of an exercise of {course.title!r}")

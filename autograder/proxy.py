@@ -96,19 +96,23 @@ class Session:
             self.worker = Worker(self.layout, self.limits)
             self.generation += 1
         payload = codec.dumps(message, self._handle_out)
-        started = self.clock()
-        try:
-            answer = self.worker.request(payload, min(self.limits.call_seconds, left))
+        started, began = self.clock(), time.monotonic()
+        timeout = min(self.limits.call_seconds, left)
+        try:  # decoding the answer is part of the call's time: a slow answer is the student's
+            answer = self.worker.request(payload, timeout)
+            reply = codec.loads(answer, self._handle_in(self._label_for(message, call)),
+                                deadline=began + timeout)
         except SandboxFailure as failure:
             self.worker = None
             raise SandboxFailure(failure.kind, f"{call}: {failure}") from None
-        finally:
-            self.spent += self.clock() - started
-        try:
-            reply = codec.loads(answer, self._handle_in(self._label_for(message, call)))
+        except codec.CodecTimeout:
+            self.close()
+            raise SandboxFailure("timeout", f"{call}: took longer than {timeout:.3g} s (decoding its answer)") from None
         except codec.CodecError as error:
             self.close()
             raise SandboxFailure("protocol", f"{call}: the worker's answer was not valid data ({error})") from None
+        finally:
+            self.spent += self.clock() - started
         if type(reply) is not dict or len(reply) != 1 or not ({"ok", "error"} & reply.keys()):
             self.close()
             raise SandboxFailure("protocol", f"{call}: the worker's answer had the wrong shape")

@@ -1,14 +1,24 @@
-"""The sandbox: one worker process for student code, walled off from the grader.
+"""The sandbox: one worker process for student code, walled off from the grader by layers.
 
-With bubblewrap (``bwrap``) the worker gets new network, pid, ipc and uts namespaces, a
-root made of read-only system folders plus the submission, the engine's two worker files
-and the course's support modules; the solutions, the suites, the grader's output and every
-other submission are simply not there. When the grader runs as root, the worker also drops
-to an unprivileged user of its own (so the process limit counts only its processes).
+Each layer is used wherever this machine allows it, and all of them together when it can:
 
-Without bwrap it falls back to ``unshare`` (as root) or to a plain child process: the same
-resource limits and time limits, but student code could read files the grader can read.
-:func:`isolation` says which mode is in force, and reports repeat it.
+- ``landlock``: before it imports student code, the worker confines itself (Linux 5.13+, no
+  privileges needed, works in containers): it may read only the Python runtime, its copy of
+  the submission and the course's support files, and write only its scratch folder; TCP,
+  signals to other processes and abstract sockets are denied. A seccomp filter makes
+  ``socket()`` fail, so no network of any kind.
+- ``bwrap``: bubblewrap gives new network, pid, ipc and uts namespaces and a root made of
+  read-only system folders, the worker's files and two size-capped tmpfs folders.
+- ``uid``: as root (or with ``CAP_SETUID``), the worker runs as an unprivileged uid of its
+  own, without capabilities; otherwise a root worker drops its capabilities itself.
+- ``cgroup``: memory, processes and CPU are counted for the worker and all its children
+  together (:mod:`autograder.cgroup`), and they are frozen between calls.
+
+Resource limits, a time limit per call and a size limit per answer apply in every mode.
+:func:`isolation` finds the layers in force and why the others are missing;
+:func:`require_isolation` refuses official grading when no layer keeps the grader's files
+from student code. Workers die with their grader: bubblewrap's ``--die-with-parent``, the
+worker's parent-death signal, its cgroup, and a sweep of the folders of dead graders.
 """
 
 from __future__ import annotations
@@ -27,13 +37,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SandboxFailure
+from . import cgroup as cgroups
+from . import codec, landlock
+from .errors import GraderError, SandboxFailure
 
 ENGINE_DIR = Path(__file__).resolve().parent
-WORKER_FILES = ("worker.py", "codec.py")
+WORKER_FILES = ("worker.py", "codec.py", "landlock.py")
 HEADER = struct.Struct(">I")
 INSIDE = Path("/sandbox")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
+LAYERS = ("bwrap", "landlock", "uid", "cgroup")
+FOLDER_PREFIX = "autograder-worker-"
+UNSAFE_ENV = "AUTOGRADER_UNSAFE_NO_SANDBOX"
 
 
 @dataclass(frozen=True)
@@ -70,77 +85,161 @@ class Layout:
     env: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Isolation:
+    """The layers in force, and for each missing layer why it is missing."""
+
+    layers: frozenset[str]
+    missing: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        """Whether student code is kept from the grader's files and the network."""
+        return bool(self.layers & {"bwrap", "landlock"})
+
+    def describe(self) -> str:
+        return " + ".join(layer for layer in LAYERS if layer in self.layers) or "resource limits only"
+
+    def why_missing(self) -> str:
+        return "; ".join(f"{layer}: {why}" for layer, why in self.missing)
+
+
 @functools.cache
-def isolation() -> str:
-    """``bwrap``, ``unshare`` or ``process``: the strongest isolation this machine allows."""
-    if os.environ.get("AUTOGRADER_ISOLATION"):
-        return os.environ["AUTOGRADER_ISOLATION"]
-    probes = {
-        "bwrap": ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent",
-                  *(arg for d in SYSTEM_DIRS if os.path.isdir(d) for arg in ("--ro-bind", d, d)),
-                  *([] if os.geteuid() == 0 else ["--unshare-user"]), "true"],
-        "unshare": ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc", "true"],
-    }
-    for mode, probe in probes.items():
-        if shutil.which(probe[0]) and (mode == "bwrap" or os.geteuid() == 0):
-            try:
-                if subprocess.run(probe, capture_output=True, timeout=10).returncode == 0:
-                    return mode
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-    return "process"
+def isolation() -> Isolation:
+    """The strongest isolation this machine allows, checked by starting a known-good worker.
+
+    ``AUTOGRADER_LAYERS`` (a comma-separated subset of :data:`LAYERS`) turns layers off, to
+    try a weaker machine's mode. Raises :class:`GraderError` when no worker can start at all.
+    """
+    wanted = os.environ.get("AUTOGRADER_LAYERS")
+    allowed = set(LAYERS) if wanted is None else {w.strip() for w in wanted.split(",") if w.strip()}
+    if allowed - set(LAYERS):
+        raise GraderError(f"AUTOGRADER_LAYERS: unknown layer {', '.join(sorted(allowed - set(LAYERS)))} "
+                          f"(known: {', '.join(LAYERS)})")
+    missing = {layer: "turned off by AUTOGRADER_LAYERS" for layer in LAYERS if layer not in allowed}
+    for layer, probe in (("uid", _uid_problem), ("landlock", _landlock_problem), ("cgroup", cgroups.available),
+                         ("bwrap", _bwrap_problem)):
+        if layer in allowed and (why := probe()):
+            missing[layer] = why
+    while True:
+        found = Isolation(frozenset(set(LAYERS) - set(missing)),
+                          tuple((layer, missing[layer]) for layer in LAYERS if layer in missing))
+        failure = known_good_problem(found)
+        if failure is None:
+            return found
+        if "uid" not in found.layers:
+            raise GraderError(f"the sandbox cannot start a worker with {found.describe()}: {failure}")
+        missing["uid"] = f"a worker under a private uid could not start ({failure})"
 
 
 def isolation_note() -> str:
     """One sentence for reports about the isolation in force."""
-    mode = isolation()
-    if mode == "bwrap":
-        return "Student code ran in a bubblewrap sandbox (no network, solutions not visible)."
-    return (f"WEAKER ISOLATION: bubblewrap is not available, student code ran with `{mode}` "
-            "isolation and resource limits only; it could read files the grader can read.")
+    found = isolation()
+    if os.environ.get(UNSAFE_ENV) == "1" and not found.holds:
+        return (f"UNSAFE: grading ran without a sandbox ({found.describe()}); student code could read and write "
+                f"what the grader can ({found.why_missing()}).")
+    note = f"Student code ran in a sandbox: {found.describe()}."
+    return note + (f" Not available here: {found.why_missing()}." if found.missing else "")
+
+
+class IsolationRefused(GraderError):
+    """Official grading was refused: no layer keeps the grader's files from student code."""
+
+
+def require_isolation(unsafe: bool = False) -> Isolation:
+    """The isolation in force, or :class:`IsolationRefused` when it does not hold.
+
+    ``unsafe`` (``--unsafe-no-sandbox``, or ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``) grades anyway;
+    every report then says so.
+    """
+    found = isolation()
+    if found.holds:
+        return found
+    if unsafe or os.environ.get(UNSAFE_ENV) == "1":
+        os.environ[UNSAFE_ENV] = "1"  # for the grader processes and their reports
+        return found
+    raise IsolationRefused(
+        "refusing to grade: no sandbox layer here keeps student code from the solutions, the suites and the "
+        f"reports. Tried: {found.why_missing()}. Install bubblewrap, or grade on Linux 5.13+ with Landlock; "
+        "--unsafe-no-sandbox (or AUTOGRADER_UNSAFE_NO_SANDBOX=1) grades anyway and says so in every report.")
+
+
+def known_good_problem(found: Isolation) -> str | None:
+    """None if a worker with these layers starts and answers a call, otherwise what went wrong."""
+    with tempfile.TemporaryDirectory(prefix="autograder-probe-") as folder:
+        (Path(folder) / "known_good.py").write_text("def echo(value):\n    return value\n")
+        worker = None
+        try:
+            worker = Worker(Layout(Path(folder)), Limits(call_seconds=10), found)
+            answer = codec.loads(worker.request(codec.dumps({"op": "import", "module": "known_good"}), 10),
+                                 handle=lambda body: body)
+            return None if "ok" in answer else str(answer["error"])[:500]
+        except (SandboxFailure, OSError, codec.CodecError) as error:
+            return str(error)
+        finally:
+            if worker is not None:
+                worker.close()
 
 
 class Worker:
-    """One sandboxed worker process and its request/response pipe."""
+    """One sandboxed worker process and its request/response pipes."""
 
-    def __init__(self, layout: Layout, limits: Limits):
+    def __init__(self, layout: Layout, limits: Limits, found: Isolation | None = None):
         self.limits = limits
-        self.home = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        self.uid = _sandbox_uid()
-        command, inner_home = self._command(layout)
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=self.home, env=_environment(layout, inner_home), start_new_session=True,
-        )
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(self.process.stdout, selectors.EVENT_READ)
+        self.isolation = found or isolation()
+        _sweep_folders()
+        self.home = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
+        self.uid = _sandbox_uid() if "uid" in self.isolation.layers else None
+        self.cgroup = None
+        self.ready = False
+        try:
+            if "cgroup" in self.isolation.layers:
+                self.cgroup = cgroups.Cgroup.create(limits.memory_mb, limits.processes)
+            command, inner_home = self._command(layout)
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                cwd=self.home, env=_environment(layout, inner_home), start_new_session=True,
+            )
+        except BaseException:
+            self._remove_folders()
+            raise
+        os.set_blocking(self.process.stdin.fileno(), False)
+        self.reading = selectors.DefaultSelector()
+        self.reading.register(self.process.stdout, selectors.EVENT_READ)
+        self.writing = selectors.DefaultSelector()
+        self.writing.register(self.process.stdin, selectors.EVENT_WRITE)
 
     def request(self, payload: bytes, timeout: float) -> bytes:
-        """Send one frame and wait at most ``timeout`` seconds for the answer frame."""
-        try:
-            self.process.stdin.write(HEADER.pack(len(payload)) + payload)
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._death() from None
+        """Send one frame and wait at most ``timeout`` seconds, writing included, for the answer frame."""
         deadline = time.monotonic() + timeout
         try:
+            if self.cgroup is not None:
+                self.cgroup.thaw()
+            if not self.ready:
+                self._hello(deadline)
+            self._write(HEADER.pack(len(payload)) + payload, deadline)
             (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
             if size > self.limits.message_mb << 20:
                 self.close()
                 raise SandboxFailure("protocol", f"the answer was larger than {self.limits.message_mb} MB")
-            return self._read(size, deadline)
+            answer = self._read(size, deadline)
+            if self.cgroup is not None:
+                self.cgroup.freeze()  # nothing of the student's runs between calls
+            return answer
         except TimeoutError:
             self.close()
             why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
             raise SandboxFailure("timeout", f"took longer than {timeout:.3g} s ({why})") from None
 
     def close(self) -> None:
-        """Kill the worker and everything it started, and remove its folder."""
+        """Kill the worker and everything it started, and remove its folder and cgroup."""
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        if self.cgroup is not None:
+            self.cgroup.kill()
         self.process.wait()
         if self.uid is not None:
             _kill_user(self.uid)
@@ -149,15 +248,44 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
-        self.selector.close()
+        self.reading.close()
+        self.writing.close()
+        self._remove_folders()
+
+    def _remove_folders(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         shutil.rmtree(self.home, ignore_errors=True)
+
+    def _hello(self, deadline: float) -> None:
+        """The worker's first frame says whether it could confine itself."""
+        (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
+        hello = json.loads(self._read(min(size, 4096), deadline))
+        if not isinstance(hello, dict) or "ready" not in hello:
+            self.close()
+            raise SandboxFailure("sandbox", f"the worker could not confine itself: {str(hello.get('broken'))[:500]}")
+        self.ready = True
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.writing.select(left):
+                raise TimeoutError
+            try:
+                view = view[os.write(self.process.stdin.fileno(), view):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise self._death() from None
 
     def _read(self, size: int, deadline: float) -> bytes:
         chunks, remaining = [], size
         stream = self.process.stdout
         while remaining:
             left = deadline - time.monotonic()
-            if left <= 0 or not self.selector.select(left):
+            if left <= 0 or not self.reading.select(left):
                 raise TimeoutError
             chunk = os.read(stream.fileno(), min(remaining, 1 << 20))
             if not chunk:
@@ -182,70 +310,73 @@ class Worker:
             how = f"the worker process was killed by {name}{hint}"
         else:
             how = f"the worker process exited with status {code} (sys.exit or os._exit?)"
+        if not self.ready:
+            return SandboxFailure("sandbox", f"the worker did not start ({how})")
         return SandboxFailure("crash", how)
 
     def _command(self, layout: Layout) -> tuple[list[str], Path]:
-        """The worker's command line, and its home folder as the worker sees it.
+        """The worker's command line, and its scratch folder as the worker sees it.
 
-        On the host, ``self.home`` holds ``grader/`` (the worker's two files), ``support/``
-        (the course's support modules) and, without bwrap, ``work/`` and a copy of the
-        submission (so the worker's user can read it wherever it was).
+        ``self.home`` (private to the grader, or to the worker's uid) holds ``grader/`` (the
+        worker's files), ``support/`` (the course's support modules), ``submission/`` (this
+        worker's own copy, so no other process needs to read the staged one) and ``work/``.
         """
-        grader, support = self.home / "grader", self.home / "support"
-        grader.mkdir()
-        support.mkdir()
+        for name in ("grader", "support", "work"):
+            (self.home / name).mkdir()
         for name in WORKER_FILES:
-            shutil.copy2(ENGINE_DIR / name, grader / name)
+            shutil.copy2(ENGINE_DIR / name, self.home / "grader" / name)
         for module in layout.support_modules:
-            shutil.copy2(module, support / module.name)
-        mode = isolation()
-        if mode == "bwrap":
-            grader, support, submission, work = (INSIDE / n for n in ("grader", "support", "submission", "home"))
-        else:
-            submission, work = self.home / "submission", self.home / "work"
-            shutil.copytree(layout.submission, submission)
-            work.mkdir()
+            shutil.copy2(module, self.home / "support" / module.name)
+        shutil.copytree(layout.submission, self.home / "submission", symlinks=True)
+        strong = "bwrap" in self.isolation.layers
+        inside = INSIDE if strong else self.home
+        grader, support, submission = (inside / n for n in ("grader", "support", "submission"))
+        work = INSIDE / "home" if strong else self.home / "work"
+        readable = [*(Path(d) for d in SYSTEM_DIRS), *_runtime(), *layout.readonly_paths, grader, support, submission]
         config = {
-            "output": str(work / "output.txt"),
             "path": [str(submission), str(support)],
             "limits": self.limits.rlimits(),
+            "landlock": "landlock" in self.isolation.layers,
+            "read": [str(p) for p in [*readable, Path("/dev/urandom"), Path("/dev/zero")]],
+            "write": [str(work), "/dev/null", *(["/tmp"] if strong else [])],
+            "drop_capabilities": self.uid is None and os.geteuid() == 0,
+            # RLIMIT_NPROC does not count for root: without a cgroup, a root worker starts no process
+            "no_processes": self.uid is None and os.geteuid() == 0 and self.cgroup is None,
         }
-        python = [sys.executable, "-s", "-P", "-B", str(grader / "worker.py"), json.dumps(config)]
+        command = [sys.executable, "-s", "-P", "-B", str(grader / "worker.py"), json.dumps(config)]
         if self.uid is not None:
-            for folder in (self.home, self.home / "work"):
-                if folder.exists():
-                    os.chown(folder, self.uid, self.uid)
-            python = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
-                      "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", *python]
-        if mode == "bwrap":
-            return _bwrap(layout, self.home, self.limits, self.uid is None) + python, work
-        if mode == "unshare":
-            return ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc", *python], work
-        return python, work
+            _chown_tree(self.home, self.uid)
+            command = ["setpriv", *_setpriv_args(self.uid), *command]
+        if strong:
+            command = _bwrap(layout, self.home, self.limits) + command
+        if self.cgroup is not None:  # join the cgroup before anything of the worker's starts
+            join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+            command = ["/bin/sh", "-c", join, "sh", *self.cgroup.procs_files, "--", *command]
+        return command, work
 
 
-def _bwrap(layout: Layout, host_home: Path, limits: Limits, user_namespace: bool) -> list[str]:
-    """bubblewrap's arguments: read-only system and submission, size-capped tmpfs to write in."""
+def _bwrap(layout: Layout, host_home: Path, limits: Limits) -> list[str]:
+    """bubblewrap's arguments: read-only system and worker files, size-capped tmpfs to write in."""
     disk = str(limits.disk_mb << 20)
     command = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
-    if user_namespace:
-        command.append("--unshare-user")
-    readonly = [Path(d) for d in SYSTEM_DIRS if os.path.isdir(d)]
-    readonly += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
-    readonly += list(layout.readonly_paths)
-    readonly = _outermost(readonly)
+    if os.geteuid() != 0:  # as root the private uid does the job, and setpriv needs the host's uids
+        command += ["--unshare-user", "--disable-userns"]
+    readonly = _outermost([*(Path(d) for d in SYSTEM_DIRS), *_runtime(), *layout.readonly_paths])
     for folder in ("/tmp", str(INSIDE / "home")):  # writable, only disk_mb each, in memory; first, so
         command += ["--perms", "1777", "--size", disk, "--tmpfs", folder]  # binds below /tmp stay seen
     for folder in sorted({a for p in [*readonly, INSIDE / "home"] for a in p.parents if a != Path("/")}):
         command += ["--perms", "0755", "--dir", str(folder)]  # bwrap would make them 0700
     for path in readonly:
         command += ["--ro-bind", str(path), str(path)]
-    command += ["--ro-bind", str(host_home / "grader"), str(INSIDE / "grader"),
-                "--ro-bind", str(host_home / "support"), str(INSIDE / "support"),
-                "--ro-bind", str(layout.submission), str(INSIDE / "submission"),
-                "--chdir", str(INSIDE / "home"), "--"]
-    return command
+    for name in ("grader", "support", "submission"):
+        command += ["--ro-bind", str(host_home / name), str(INSIDE / name)]
+    return command + ["--chdir", str(INSIDE / "home"), "--"]
+
+
+def _runtime() -> list[Path]:
+    """The Python installation the worker runs (a venv and the Python it was made from)."""
+    return [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
 
 
 def _outermost(paths: list[Path]) -> list[Path]:
@@ -257,11 +388,22 @@ def _outermost(paths: list[Path]) -> list[Path]:
     return kept
 
 
-def _environment(layout: Layout, home: Path) -> dict[str, str]:
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+def _environment(layout: Layout, work: Path) -> dict[str, str]:
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "TMPDIR": str(work), "LANG": "C.UTF-8",
            "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
     env.update(layout.env)
     return env
+
+
+def _setpriv_args(uid: int) -> list[str]:
+    return [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+            "--no-new-privs", "--"]
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    for current, folders, files in os.walk(root):
+        for name in [".", *folders, *files]:
+            os.lchown(os.path.join(current, name), uid, uid)
 
 
 def _kill_user(uid: int, patience: float = 5.0) -> None:
@@ -293,9 +435,52 @@ def _owner(pid: int) -> int | None:
         return None
 
 
-def _sandbox_uid() -> int | None:
-    """As root, an unprivileged uid for this grader process's workers; otherwise none."""
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        return None
-    return 200_000 + os.getpid() % 100_000
+def _sandbox_uid() -> int:
+    """The private uid of this grader process's workers: unique while the grader lives."""
+    return SANDBOX_UIDS.start + os.getpid()
 
+
+SANDBOX_UIDS = range(200_000, 200_000 + (1 << 22) + 1)  # pid_max is at most 2**22
+
+
+def _sweep_folders() -> None:
+    """Remove the workers' folders of graders that are no longer running."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*"):
+        owner = folder.name[len(FOLDER_PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- the probes behind isolation() -------------------------------------------------------
+
+def _uid_problem() -> str | None:
+    if os.geteuid() != 0:
+        return "the grader is not root, so workers run as the grader's own user"
+    if not shutil.which("setpriv"):
+        return "setpriv (util-linux) is not installed"
+    return _run_problem(["setpriv", *_setpriv_args(_sandbox_uid()), "true"], "setpriv cannot switch to a private uid")
+
+
+def _landlock_problem() -> str | None:
+    return None if landlock.abi() > 0 else "the kernel has no Landlock (needs Linux 5.13+ with landlock enabled)"
+
+
+def _bwrap_problem() -> str | None:
+    if not shutil.which("bwrap"):
+        return "bubblewrap is not installed (no bwrap on PATH)"
+    with tempfile.TemporaryDirectory(prefix=FOLDER_PREFIX + f"{os.getpid()}-probe-") as home:
+        for name in ("grader", "support", "submission"):
+            os.mkdir(os.path.join(home, name))
+        return _run_problem(_bwrap(Layout(Path(home)), Path(home), Limits()) + ["true"],
+                            "bubblewrap is installed but cannot create its sandbox")
+
+
+def _run_problem(command: list[str], what: str) -> str | None:
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{what}: {error}"
+    if run.returncode == 0:
+        return None
+    said = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+    return f"{what}: {said}"

@@ -1,15 +1,17 @@
 """The sandboxed worker: it imports student code and runs the calls the grader sends.
 
-This file runs inside the sandbox, as a script, next to ``codec.py`` (the only other engine
-file it can see). It talks to the grader over its original stdin and stdout with
-length-prefixed JSON frames; once started it points file descriptors 0, 1 and 2 at
-``/dev/null`` and a capped ``output.txt``, so nothing the student prints can reach the
-grader. Objects that are not plain data stay here, in a table of handles.
+This file runs inside the sandbox, as a script, next to ``codec.py`` and ``landlock.py``
+(the only other engine files it can see). It talks to the grader over its original stdin
+and stdout with length-prefixed JSON frames; once started it points file descriptors 0, 1
+and 2 at ``/dev/null``, so nothing the student prints can reach the grader. Before it
+imports any student code it confines itself (:func:`confine`) and sends one frame saying
+whether that worked. Objects that are not plain data stay here, in a table of handles.
 
 Nothing here is trusted by the grader: a student can rewrite any of it at run time, which
 only changes what the student's own calls return.
 """
 
+import ctypes
 import importlib
 import json
 import os
@@ -20,7 +22,10 @@ import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import codec  # noqa: E402  (the sibling module, found through the line above)
+import codec  # noqa: E402  (the sibling modules, found through the line above)
+import landlock  # noqa: E402
+
+PR_SET_PDEATHSIG = 1
 
 HEADER = struct.Struct(">I")
 
@@ -32,17 +37,31 @@ def apply_limits(limits):
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size cap fails, it doesn't kill
 
 
-def take_protocol_pipes(output_path):
-    """Keep the grader's pipes on private descriptors; send fds 0-2 elsewhere."""
+def die_with_parent():
+    """Be killed when the grader's side of the pipe goes away (the parent that started us)."""
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was set
+        os._exit(1)
+
+
+def confine(config):
+    """Take away what student code must not have: capabilities, files, network. Raises OSError."""
+    if config["drop_capabilities"]:
+        landlock.drop_capabilities()
+    if config["landlock"]:
+        landlock.restrict(config["read"], config["write"])
+    landlock.deny_sockets(processes=config["no_processes"])
+
+
+def take_protocol_pipes():
+    """Keep the grader's pipes on private descriptors; point fds 0-2 at /dev/null."""
     inbox = os.fdopen(os.dup(0), "rb", buffering=0)
     outbox = os.fdopen(os.dup(1), "wb", buffering=0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    output = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(null, 0)
-    os.dup2(output, 1)
-    os.dup2(output, 2)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
     os.close(null)
-    os.close(output)
     return inbox, outbox
 
 
@@ -127,8 +146,15 @@ def serve(inbox, outbox, handles, roots):
 
 def main():
     config = json.loads(sys.argv[1])
-    inbox, outbox = take_protocol_pipes(config["output"])
+    inbox, outbox = take_protocol_pipes()
+    die_with_parent()
     apply_limits(config["limits"])
+    try:
+        confine(config)
+    except OSError as error:
+        write_frame(outbox, json.dumps({"broken": str(error)}).encode())
+        return
+    write_frame(outbox, b'{"ready":true}')
     sys.path[:0] = config["path"]
     sys.dont_write_bytecode = True
     serve(inbox, outbox, Handles(), tuple(config["path"]))

@@ -7,6 +7,7 @@ need no course. The grading-level version (points lost only on attacked properti
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,6 @@ from autograder import sandbox
 from autograder.sandbox import Layout, Limits, isolation
 
 ROOT = Path(__file__).resolve().parent.parent
-STRONG = isolation() == "bwrap"
 
 MODULE = '''
 import os, sys, builtins, socket
@@ -78,8 +78,8 @@ def write(path, text):
         handle.write(text)
     return True
 
-def connect():
-    socket.create_connection(("127.0.0.1", 22), timeout=2)
+def connect(port):
+    socket.create_connection(("127.0.0.1", port), timeout=2)
 
 def flood():
     chunk = "x" * (1 << 20)
@@ -118,6 +118,74 @@ def fill_disk(folder):
 
 def huge_answer():
     return "x" * (3 << 20)
+
+def identity():
+    import ctypes, platform, struct
+    data = ctypes.create_string_buffer(24)
+    capget = {"x86_64": 125, "aarch64": 90}[platform.machine()]
+    ctypes.CDLL(None).syscall(capget, struct.pack("=Ii", 0x20080522, 0), data)
+    low, _, _, high, _, _ = struct.unpack("=6I", data.raw)
+    return os.getuid(), low | high << 32
+
+def signal(pid):
+    os.kill(pid, 0)
+
+def nested_tmpfs():
+    import subprocess
+    script = "mount -t tmpfs -o size=200m none /tmp && head -c 100000000 /dev/zero > /tmp/hog && sleep 30"
+    child = subprocess.Popen(["unshare", "-Urm", "sh", "-c", script])
+    try:
+        return child.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        return 0
+
+def children_hold_memory(count, mb):
+    import time
+    pids = []
+    for _ in range(count):
+        pid = os.fork()
+        if pid == 0:
+            hog = bytearray(mb << 20)
+            hog[::4096] = b"x" * len(hog[::4096])
+            time.sleep(30)
+            os._exit(0)
+        pids.append(pid)
+    time.sleep(1.5)
+    alive = sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
+    return alive * mb
+
+COUNTER = None
+
+def start_burners(count):
+    import ctypes, mmap
+    global COUNTER
+    COUNTER = ctypes.c_long.from_buffer(mmap.mmap(-1, 8))
+    for _ in range(count):
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                COUNTER.value += 1
+
+def burned(seconds=0.0):
+    import time
+    time.sleep(seconds)
+    return COUNTER.value
+
+def colliding_set(count):
+    return {index * (2**61 - 1) for index in range(count)}
+
+def shapes(first, count):
+    from collections import namedtuple
+    return [namedtuple(f"Shape{index}", ["a"])(index) for index in range(first, first + count)]
+
+def stop_reading():
+    import fcntl, time
+    for fd in range(3, 64):
+        try:
+            fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ: the smallest pipe
+        except OSError:
+            pass
+    sys.modules["__main__"].read_frame = lambda inbox: time.sleep(3600)
 '''
 
 
@@ -140,23 +208,47 @@ def open_session(submission: Path) -> Session:
                                               file_mb=8, message_mb=2), budget_seconds=30)
 
 
-# The weaker modes are what a machine without bubblewrap gets: every attack must still be contained.
-MODES = sorted({isolation(), "process", *(["unshare"] if os.geteuid() == 0 else [])})
+# Every combination of layers a machine may offer: every attack must be contained in each.
+# A mode is what isolation() finds when only some layers are allowed (AUTOGRADER_LAYERS).
+WANTED = {"all layers": "bwrap,landlock,uid,cgroup", "no bwrap": "landlock,uid,cgroup",
+          "landlock only": "landlock", "bwrap only": "bwrap,uid", "limits only": ""}
 
 
-@pytest.fixture(params=MODES)
+def detect(wanted: str) -> frozenset:
+    os.environ["AUTOGRADER_LAYERS"] = wanted
+    try:
+        isolation.cache_clear()
+        return isolation().layers
+    finally:
+        del os.environ["AUTOGRADER_LAYERS"]
+        isolation.cache_clear()
+
+
+MODES = {}
+for _name, _wanted in WANTED.items():
+    if (_layers := detect(_wanted)) not in MODES.values():
+        MODES[_name] = _layers
+HOLDING = [name for name, layers in MODES.items() if layers & {"bwrap", "landlock"}]
+FOUND = sandbox.Isolation(MODES["all layers"])
+
+
+def in_mode(monkeypatch, name: str) -> None:
+    monkeypatch.setattr(sandbox, "isolation", lambda: sandbox.Isolation(frozenset(MODES[name])))
+
+
+@pytest.fixture(params=list(MODES))
 def session(request, submission, monkeypatch):
-    monkeypatch.setattr(sandbox, "isolation", lambda: request.param)
+    in_mode(monkeypatch, request.param)
     session = open_session(submission)
     yield session
     session.close()
 
 
-@pytest.fixture
-def strong_session(submission):
-    if not STRONG:
-        pytest.skip("needs bubblewrap (make setup installs it)")
+@pytest.fixture(params=HOLDING)
+def strong_session(request, submission, monkeypatch):
+    in_mode(monkeypatch, request.param)
     session = open_session(submission)
+    session.mode = request.param
     yield session
     session.close()
 
@@ -216,9 +308,9 @@ def test_fork_bomb_is_bounded_and_leaves_no_process(session):
         assert alive == [], "zombies are dead; anything else outlived the worker"
 
 
-def test_output_is_capped(session):
-    with pytest.raises(StudentError, match="File too large"):
-        session.module("exercises.toy").flood()
+def test_output_goes_nowhere(session):
+    """What the student prints is discarded in the worker: it cannot fill a disk or reach the grader."""
+    assert session.module("exercises.toy").flood() == "done"
 
 
 def test_monkeypatching_stays_in_the_worker(session):
@@ -251,14 +343,16 @@ class TestIsolation:
     """What only bubblewrap gives: no network, nothing of the grader's files, a read-only view."""
 
     def test_no_network(self, strong_session):
-        with pytest.raises(StudentError, match="OSError|unreachable|refused"):
-            strong_session.module("exercises.toy").connect()
+        import socket
+        with socket.create_server(("127.0.0.1", 0)) as server:  # the grader's side listens
+            with pytest.raises(StudentError, match="PermissionError|OSError|unreachable|refused"):
+                strong_session.module("exercises.toy").connect(server.getsockname()[1])
 
     def test_solutions_and_repository_are_invisible(self, strong_session):
         toy = strong_session.module("exercises.toy")
-        with pytest.raises(StudentError, match="FileNotFoundError"):
+        with pytest.raises(StudentError, match="FileNotFoundError|PermissionError"):
             toy.read(str(ROOT / "solutions" / "ex1_merge_tracing.py"))
-        with pytest.raises(StudentError, match="FileNotFoundError"):
+        with pytest.raises(StudentError, match="FileNotFoundError|PermissionError"):
             toy.listing(str(ROOT / "suites"))
         with pytest.raises(SandboxFailure, match="No module named .solutions."):
             strong_session.module("solutions.ex1_merge_tracing")
@@ -269,7 +363,7 @@ class TestIsolation:
             strong_session.module("exercises.toy").write(str(target), '{"score": 100}')
         assert not target.exists()
         with pytest.raises(StudentError, match="PermissionError|Read-only"):
-            strong_session.module("exercises.toy").write("/sandbox/submission/exercises/toy.py", "")
+            strong_session.module("exercises.toy").write(str(ROOT / "course.yaml"), "")
 
     def test_read_only_paths_under_tmp_stay_visible(self, submission, tmp_path):
         """A course's read-only data (or the venv of a clone) may live below /tmp, where the worker
@@ -286,13 +380,76 @@ class TestIsolation:
     @pytest.mark.parametrize("folder", [".", "/tmp"])
     def test_disk_is_capped(self, strong_session, folder):
         """Many files each under the file-size limit still cannot fill the grader's disk."""
+        if "bwrap" not in MODES[strong_session.mode]:
+            pytest.skip("a total cap on writes needs bubblewrap's tmpfs; elsewhere writes are capped per file")
         with pytest.raises(StudentError, match="No space left on device"):
             strong_session.module("exercises.toy").fill_disk(folder)
 
-    def test_runs_as_an_unprivileged_user(self, strong_session):
+    def test_runs_without_privileges(self, strong_session):
         if os.geteuid() != 0:
             pytest.skip("the uid drop applies when the grader runs as root")
-        text = strong_session.module("exercises.toy").read("/proc/self/status").decode()
-        uid_line = next(line for line in text.splitlines() if line.startswith("Uid:"))
-        assert uid_line.split()[1] != "0"
-        assert "CapEff:\t0000000000000000" in text
+        uid, capabilities = strong_session.module("exercises.toy").identity()
+        assert capabilities == 0
+        assert (uid != 0) == ("uid" in MODES[strong_session.mode])
+
+    def test_cannot_read_another_submission(self, strong_session, tmp_path):
+        other = tmp_path / "other-student.py"
+        other.write_text("secret = 1\n")
+        other.chmod(0o644)
+        with pytest.raises(StudentError, match="PermissionError|FileNotFoundError"):
+            strong_session.module("exercises.toy").read(str(other))
+
+    def test_cannot_signal_the_grader(self, strong_session):
+        with pytest.raises(StudentError, match="PermissionError|ProcessLookupError"):
+            strong_session.module("exercises.toy").signal(os.getpid())
+
+
+class TestWholeWorkerLimits:
+    """Attacks on the machine's resources: each is bounded for the worker as a whole."""
+
+    @pytest.fixture
+    def full(self, submission):
+        if not {"cgroup", "landlock"} <= FOUND.layers:
+            pytest.skip("needs a cgroup and Landlock")
+        session = open_session(submission)
+        yield session
+        session.close()
+
+    def test_no_nested_tmpfs(self, full):
+        """A nested user namespace with a tmpfs of its own would hold memory past every cap."""
+        assert full.module("exercises.toy").nested_tmpfs() != 0
+
+    def test_memory_counts_all_children(self, full):
+        held = full.module("exercises.toy").children_hold_memory(4, 200)
+        assert held < 512, f"children held {held} MB against a 512 MB worker"
+
+    def test_nothing_runs_between_calls(self, full):
+        toy = full.module("exercises.toy")
+        toy.start_burners(4)
+        first = toy.burned()
+        during = toy.burned(0.5) - first  # the burners run while a call runs...
+        second = toy.burned()
+        time.sleep(1.0)
+        between = toy.burned() - second  # ...and not while the worker waits for the next one
+        assert during > 1000 and between < during / 20, (during, between)
+
+    def test_colliding_hashes_are_charged_to_the_call(self, full):
+        began = time.monotonic()
+        with pytest.raises(SandboxFailure, match="took longer than 3 s"):
+            full.module("exercises.toy").colliding_set(40_000)
+        assert time.monotonic() - began < 8
+
+    def test_many_named_tuple_shapes_are_not_kept(self, full):
+        from autograder import codec
+        toy = full.module("exercises.toy")
+        for first in range(0, 3000, 100):
+            assert len(toy.shapes(first, 100)) == 100
+        assert codec.named_class.cache_info().currsize <= 256
+
+    def test_a_worker_that_stops_reading_cannot_block_the_grader(self, full):
+        toy = full.module("exercises.toy")
+        toy.stop_reading()
+        began = time.monotonic()
+        with pytest.raises(SandboxFailure, match="took longer than"):
+            toy.add("x" * (4 << 20), "")
+        assert time.monotonic() - began < 8
