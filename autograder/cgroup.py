@@ -1,9 +1,11 @@
-"""A cgroup per worker: memory, process count and CPU counted for all its processes together.
+"""A cgroup per worker: memory and process count counted for all its processes together.
 
 Resource limits (``setrlimit``) count one process at a time, so a worker with 32 children
 could hold 32 times its memory. A cgroup counts the worker and everything it starts as one:
-``memory`` (``memory_mb`` for all of them, tmpfs pages included), ``pids`` (``processes``),
-``cpu`` (at most one core at a time) and ``freezer`` (nothing runs between calls).
+``memory`` (``memory_mb`` for all of them, tmpfs pages included) and, unless the worker has
+a uid of its own that ``RLIMIT_NPROC`` already counts, ``pids`` (``processes``). Joining a
+v1 cgroup is not free (a worker starts about 12 ms later here), so only these two are used.
+A grader process keeps the cgroups of its finished workers for its next ones.
 
 It uses cgroup v2 where the grader's own cgroup delegates the ``memory`` and ``pids``
 controllers, otherwise the v1 hierarchies. Each worker's cgroup is named after the grader's
@@ -12,13 +14,16 @@ pid, so the cgroups of a grader that was killed are found, emptied and removed b
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Callable
 
 MOUNT = Path("/sys/fs/cgroup")
-V1_CONTROLLERS = ("memory", "pids", "freezer", "cpu")
+V1_CONTROLLERS = ("memory", "pids")
 PREFIX = "autograder-"
 
 
@@ -34,18 +39,38 @@ class Cgroup:
         self.version = version
 
     @classmethod
-    def create(cls, memory_mb: int, processes: int) -> "Cgroup":
+    def take(cls, memory_mb: int, processes: int | None) -> "Cgroup":
+        """An empty cgroup with these limits (``processes`` None: no process count), one given back
+        earlier by this process or a new one."""
+        spare = _SPARE.get((memory_mb, processes))
+        return spare.pop() if spare else cls.create(memory_mb, processes)
+
+    def give_back(self, memory_mb: int, processes: int | None, reap: Callable[[], None]) -> None:
+        """Keep this emptied cgroup for this process's next worker (``reap`` collects the dead,
+        which count until they are reaped), or remove it if it does not empty."""
+        deadline = time.monotonic() + 0.5
+        while self._read("pids.current") not in ("0", None) and time.monotonic() < deadline:
+            reap()
+            time.sleep(0.001)
+        if self._read("pids.current") in ("0", None) and not self.pids():
+            _SPARE.setdefault((memory_mb, processes), []).append(self)
+        else:
+            self.remove()
+
+    @classmethod
+    def create(cls, memory_mb: int, processes: int | None) -> "Cgroup":
         version, parents = _parents()
-        _sweep(parents)
+        if processes is None and version == 1:
+            parents = [p for p in parents if not p.is_relative_to(MOUNT / "pids")]
         name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
         folders = [parent / name for parent in parents]
         cgroup = cls(folders, version)
         try:
             for folder in folders:
                 folder.mkdir()
-            settings = {"memory.max": memory_mb << 20, "pids.max": processes, "cpu.max": "100000 100000"} \
-                if version == 2 else {"memory.limit_in_bytes": memory_mb << 20, "pids.max": processes,
-                                      "cpu.cfs_period_us": 100000, "cpu.cfs_quota_us": 100000}
+            settings = {"memory.max" if version == 2 else "memory.limit_in_bytes": memory_mb << 20}
+            if processes is not None:
+                settings["pids.max"] = processes
             for key, value in settings.items():
                 cgroup._write(key, value)
             if version == 2:
@@ -60,32 +85,27 @@ class Cgroup:
         """The files a new process writes its pid to, to join this cgroup (before it starts student code)."""
         return [str(folder / "cgroup.procs") for folder in self.folders]
 
-    def freeze(self) -> None:
-        """Stop every process of the worker until :meth:`thaw` (between calls)."""
-        self._write(*(("cgroup.freeze", 1) if self.version == 2 else ("freezer.state", "FROZEN")))
-
-    def thaw(self, missing_ok: bool = False) -> None:
-        self._write(*(("cgroup.freeze", 0) if self.version == 2 else ("freezer.state", "THAWED")), missing_ok)
-
     def pids(self) -> list[int]:
         try:
             return [int(line) for line in (self.folders[0] / "cgroup.procs").read_text().split()]
         except OSError:
             return []
 
-    def kill(self, patience: float = 5.0) -> None:
-        """Kill every process in the cgroup and wait until it is empty."""
+    def kill(self, patience: float = 5.0) -> set[int]:
+        """Kill everything in the cgroup, wait until it is empty, return the pids it killed."""
         deadline = time.monotonic() + patience
-        if self.version == 2 and (self.folders[0] / "cgroup.kill").exists():
+        killed: set[int] = set()
+        if self.version == 2:
             self._write("cgroup.kill", 1, missing_ok=True)
         while (alive := self.pids()) and time.monotonic() < deadline:
+            killed.update(alive)
             for pid in alive:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            self.thaw(missing_ok=True)  # a frozen process dies only once thawed
-            time.sleep(0.005)
+            time.sleep(0.002)
+        return killed
 
     def remove(self) -> None:
         """Kill what is left and delete the cgroup's folders."""
@@ -100,6 +120,12 @@ class Cgroup:
                 time.sleep(0.05)  # the last process is still leaving
                 folder.rmdir()
 
+    def _read(self, key: str) -> str | None:
+        for folder in self.folders:
+            if (folder / key).exists():
+                return (folder / key).read_text().strip()
+        return None
+
     def _write(self, key: str, value: object, missing_ok: bool = False) -> None:
         for folder in self.folders:
             if (folder / key).exists():
@@ -109,6 +135,18 @@ class Cgroup:
             raise CgroupError(f"no {key} in {', '.join(map(str, self.folders))}")
 
 
+_SPARE: dict[tuple[int, int], list[Cgroup]] = {}
+
+
+@atexit.register
+def _remove_spares() -> None:
+    for spares in _SPARE.values():
+        for cgroup in spares:
+            cgroup.remove()
+    _SPARE.clear()
+
+
+@functools.cache
 def _parents() -> tuple[int, list[Path]]:
     """The cgroup version to use and the folders (the grader's own cgroups) to make workers' cgroups in."""
     own = {}
@@ -122,6 +160,7 @@ def _parents() -> tuple[int, list[Path]]:
         delegated = set((parent / "cgroup.subtree_control").read_text().split()) \
             if (parent / "cgroup.subtree_control").exists() else set()
         if {"memory", "pids"} <= delegated and os.access(parent, os.W_OK):
+            _sweep([parent])
             return 2, [parent]
     missing = [c for c in V1_CONTROLLERS if c not in own or not (MOUNT / c).is_dir()]
     if missing:
@@ -131,6 +170,7 @@ def _parents() -> tuple[int, list[Path]]:
     unwritable = [str(p) for p in parents if not os.access(p, os.W_OK)]
     if unwritable:
         raise CgroupError(f"cannot create cgroups in {', '.join(unwritable)} (permission denied)")
+    _sweep(parents)
     return 1, parents
 
 

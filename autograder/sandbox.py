@@ -11,8 +11,10 @@ Each layer is used wherever this machine allows it, and all of them together whe
   read-only system folders, the worker's files and two size-capped tmpfs folders.
 - ``uid``: as root (or with ``CAP_SETUID``), the worker runs as an unprivileged uid of its
   own, without capabilities; otherwise a root worker drops its capabilities itself.
-- ``cgroup``: memory, processes and CPU are counted for the worker and all its children
-  together (:mod:`autograder.cgroup`), and they are frozen between calls.
+- ``cgroup``: memory (and processes, where no private uid counts them) are counted for the
+  worker and all its children together (:mod:`autograder.cgroup`), and a process that a
+  call started is killed when the call returns, so nothing of the student's runs between
+  calls but the worker's own threads, which its CPU-time limit bounds.
 
 Resource limits, a time limit per call and a size limit per answer apply in every mode.
 :func:`isolation` finds the layers in force and why the others are missing;
@@ -23,6 +25,7 @@ worker's parent-death signal, its cgroup, and a sweep of the folders of dead gra
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import os
@@ -187,6 +190,8 @@ class Worker:
     def __init__(self, layout: Layout, limits: Limits, found: Isolation | None = None):
         self.limits = limits
         self.isolation = found or isolation()
+        self.killed: set[int] = set()
+        _adopt_orphans()
         _sweep_folders()
         self.home = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
         self.uid = _sandbox_uid() if "uid" in self.isolation.layers else None
@@ -194,7 +199,7 @@ class Worker:
         self.ready = False
         try:
             if "cgroup" in self.isolation.layers:
-                self.cgroup = cgroups.Cgroup.create(limits.memory_mb, limits.processes)
+                self.cgroup = cgroups.Cgroup.take(limits.memory_mb, None if self.uid is not None else limits.processes)
             command, inner_home = self._command(layout)
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -213,8 +218,6 @@ class Worker:
         """Send one frame and wait at most ``timeout`` seconds, writing included, for the answer frame."""
         deadline = time.monotonic() + timeout
         try:
-            if self.cgroup is not None:
-                self.cgroup.thaw()
             if not self.ready:
                 self._hello(deadline)
             self._write(HEADER.pack(len(payload)) + payload, deadline)
@@ -223,8 +226,7 @@ class Worker:
                 self.close()
                 raise SandboxFailure("protocol", f"the answer was larger than {self.limits.message_mb} MB")
             answer = self._read(size, deadline)
-            if self.cgroup is not None:
-                self.cgroup.freeze()  # nothing of the student's runs between calls
+            self._kill_strays()
             return answer
         except TimeoutError:
             self.close()
@@ -238,11 +240,11 @@ class Worker:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        if self.cgroup is not None:
-            self.cgroup.kill()
+        killed = self.cgroup.kill() if self.cgroup is not None else set()
         self.process.wait()
         if self.uid is not None:
-            _kill_user(self.uid)
+            killed |= _kill_user(self.uid)
+        self.killed = killed
         for stream in (self.process.stdin, self.process.stdout):
             try:
                 stream.close()
@@ -252,10 +254,30 @@ class Worker:
         self.writing.close()
         self._remove_folders()
 
+    def _kill_strays(self) -> None:
+        """Nothing a call started runs on after it: kill the processes that were not there before it."""
+        if self.cgroup is not None:
+            for pid in set(self.cgroup.pids()) - self.baseline:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def _reap(self) -> None:
+        """Collect the worker's dead processes that were handed to this grader (a subreaper)."""
+        for pid in list(self.killed):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    self.killed.discard(pid)
+            except ChildProcessError:
+                self.killed.discard(pid)
+
     def _remove_folders(self) -> None:
         if self.cgroup is not None:
-            self.cgroup.remove()
+            self.cgroup.give_back(self.limits.memory_mb, None if self.uid is not None else self.limits.processes,
+                                  self._reap)
             self.cgroup = None
+        self._reap()
         shutil.rmtree(self.home, ignore_errors=True)
 
     def _hello(self, deadline: float) -> None:
@@ -266,6 +288,7 @@ class Worker:
             self.close()
             raise SandboxFailure("sandbox", f"the worker could not confine itself: {str(hello.get('broken'))[:500]}")
         self.ready = True
+        self.baseline = set(self.cgroup.pids()) if self.cgroup is not None else set()
 
     def _write(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)
@@ -406,19 +429,22 @@ def _chown_tree(root: Path, uid: int) -> None:
             os.lchown(os.path.join(current, name), uid, uid)
 
 
-def _kill_user(uid: int, patience: float = 5.0) -> None:
-    """Kill every process of the sandbox user, and wait until they are gone."""
+def _kill_user(uid: int, patience: float = 5.0) -> set[int]:
+    """Kill every process of the sandbox user, wait until they are gone, return their pids."""
     deadline = time.monotonic() + patience
+    killed: set[int] = set()
     while time.monotonic() < deadline:
         alive = [pid for pid in _pids() if _owner(pid) == uid]
         if not alive:
-            return
+            break
+        killed.update(alive)
         for pid in alive:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         time.sleep(0.01)
+    return killed
 
 
 def _pids() -> list[int]:
@@ -441,6 +467,13 @@ def _sandbox_uid() -> int:
 
 
 SANDBOX_UIDS = range(200_000, 200_000 + (1 << 22) + 1)  # pid_max is at most 2**22
+
+
+@functools.cache
+def _adopt_orphans() -> None:
+    """Make this grader the reaper of its workers' orphans (PR_SET_CHILD_SUBREAPER), so that
+    the dead are collected here at once instead of counting against a reused cgroup."""
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
 
 
 def _sweep_folders() -> None:

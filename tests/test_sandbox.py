@@ -156,8 +156,8 @@ def children_hold_memory(count, mb):
 
 COUNTER = None
 
-def start_burners(count):
-    import ctypes, mmap
+def start_burners(count, seconds):
+    import ctypes, mmap, time
     global COUNTER
     COUNTER = ctypes.c_long.from_buffer(mmap.mmap(-1, 8))
     for _ in range(count):
@@ -165,6 +165,8 @@ def start_burners(count):
             os.setsid()
             while True:
                 COUNTER.value += 1
+    time.sleep(seconds)
+    return COUNTER.value
 
 def burned(seconds=0.0):
     import time
@@ -425,12 +427,10 @@ class TestWholeWorkerLimits:
 
     def test_nothing_runs_between_calls(self, full):
         toy = full.module("exercises.toy")
-        toy.start_burners(4)
-        first = toy.burned()
-        during = toy.burned(0.5) - first  # the burners run while a call runs...
-        second = toy.burned()
+        during = toy.start_burners(4, 0.5)  # background processes run while their call runs...
+        before = toy.burned()
         time.sleep(1.0)
-        between = toy.burned() - second  # ...and not while the worker waits for the next one
+        between = toy.burned() - before  # ...and are gone once it returns
         assert during > 1000 and between < during / 20, (during, between)
 
     def test_colliding_hashes_are_charged_to_the_call(self, full):
