@@ -62,7 +62,7 @@ def run_canary(course: Course, out: Path | None = None) -> None:
     """Run the probe in the sandbox; raise IsolationRefused naming everything that got through."""
     limits = course.limits
     with tempfile.TemporaryDirectory(prefix="autograder-canary-") as scratch:
-        folder, decoy = Path(scratch) / "probe", Path(tempfile.mkdtemp(prefix="autograder-staged-"))
+        folder, decoy = Path(scratch) / "probe", Path(tempfile.mkdtemp(prefix="autograder-submission-"))
         folder.mkdir()
         (folder / "autograder_canary.py").write_text(PROBE)
         (decoy / "secret.py").write_text("answer = 42\n")
