@@ -18,14 +18,18 @@ $(VENV)/.installed: requirements.lock requirements-nbgrader.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock -r requirements-nbgrader.lock
 	touch $@
 
-# bubblewrap gives the grader its strong sandbox; without it the grader still runs, in a
-# weaker mode that every report names.
+# The sandbox's tools: bubblewrap (namespaces), setpriv (util-linux: a private uid) and capsh
+# (libcap2-bin: the tests simulate containers with it). Landlock needs only the kernel. Without
+# them the grader still runs with the layers it has; official grading refuses (exit 3) where
+# none keeps student code from the grader's files.
 sandbox-tools:
-	@if ! command -v bwrap >/dev/null; then \
+	@missing=""; for tool in bwrap:bubblewrap setpriv:util-linux capsh:libcap2-bin; do \
+	  command -v $${tool%%:*} >/dev/null || missing="$$missing $${tool#*:}"; done; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null \
-	      || echo "warning: could not install bubblewrap; grading will use the weaker sandbox"; \
-	  else echo "warning: bubblewrap (bwrap) is missing; install it (Debian: apt-get install bubblewrap)"; fi; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null \
+	      || echo "warning: could not install$$missing; grading uses the layers it has"; \
+	  else echo "warning: missing$$missing (Debian: apt-get install$$missing)"; fi; \
 	fi
 
 fetch: $(VENV)/.installed

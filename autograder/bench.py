@@ -1,8 +1,9 @@
 """``python -m autograder bench``: what the sandbox costs, measured side by side.
 
-Reports the worker's start-up time and round-trip overhead, the time to grade one
-submission (by default the course's first sample), and batch throughput on copies of it
-with one job against two. Figures are ratios and medians of a few runs, never pass/fail.
+Reports the worker's start-up time and round-trip overhead with every sandbox layer this
+machine has and with resource limits only, side by side; the time to grade one submission (by
+default the course's first sample); and batch throughput on copies of it with one job against
+two. Figures are ratios and medians of a few runs, never pass/fail.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rich.table import Table
 from .config import Course
 from .grading import grade_many
 from .proxy import Session
-from .sandbox import Layout, Limits, isolation
+from .sandbox import Layout, Limits, isolation, with_layers
 
 ECHO = "def echo(value):\n    return value\n"
 
@@ -49,6 +50,8 @@ def round_trip(calls: int = 2000) -> tuple[float, float]:
 
 
 def run(course: Course, submission: Path, copies: int, out: Path, console: Console) -> None:
+    with with_layers(""):
+        bare_start, bare_trip = round_trip()
     start, trip = round_trip()
     quiet = Console(file=open("/dev/null", "w"))
     began = time.perf_counter()
@@ -69,8 +72,10 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
     table = Table(title=f"autograder bench ({isolation().describe()})")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    table.add_row("worker start + import (median)", f"{start * 1000:.1f} ms")
-    table.add_row("round trip, echo of a 20-int list (mean)", f"{trip * 1e6:.0f} µs")
+    table.add_row("worker start + import (median)",
+                  f"{start * 1000:.1f} ms ({(start - bare_start) * 1000:+.1f} ms over limits only)")
+    table.add_row("round trip, echo of a 20-int list (mean)",
+                  f"{trip * 1e6:.0f} µs ({(trip - bare_trip) * 1e6:+.0f} µs over limits only)")
     table.add_row(f"grade {submission.name} (one submission)", f"{one:.1f} s")
     for jobs, seconds in timings.items():
         table.add_row(f"{copies} submissions, --jobs {jobs}", f"{seconds:.1f} s ({copies / seconds * 60:.1f}/min)")

@@ -37,6 +37,7 @@ class Cgroup:
     def __init__(self, folders: list[Path], version: int):
         self.folders = folders
         self.version = version
+        self._procs: int | None = None
 
     @classmethod
     def take(cls, memory_mb: int, processes: int | None) -> "Cgroup":
@@ -86,8 +87,11 @@ class Cgroup:
         return [str(folder / "cgroup.procs") for folder in self.folders]
 
     def pids(self) -> list[int]:
+        """The processes in the cgroup (read after every call: kept cheap with an open file)."""
         try:
-            return [int(line) for line in (self.folders[0] / "cgroup.procs").read_text().split()]
+            if self._procs is None:
+                self._procs = os.open(self.folders[0] / "cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
+            return [int(pid) for pid in os.pread(self._procs, 1 << 16, 0).split()]
         except OSError:
             return []
 
@@ -111,6 +115,9 @@ class Cgroup:
         """Kill what is left and delete the cgroup's folders."""
         if any(folder.exists() for folder in self.folders):
             self.kill()
+        if self._procs is not None:
+            os.close(self._procs)
+            self._procs = None
         for folder in self.folders:
             try:
                 folder.rmdir()

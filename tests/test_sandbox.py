@@ -216,20 +216,11 @@ WANTED = {"all layers": "bwrap,landlock,uid,cgroup", "no bwrap": "landlock,uid,c
           "landlock only": "landlock", "bwrap only": "bwrap,uid", "limits only": ""}
 
 
-def detect(wanted: str) -> frozenset:
-    os.environ["AUTOGRADER_LAYERS"] = wanted
-    try:
-        isolation.cache_clear()
-        return isolation().layers
-    finally:
-        del os.environ["AUTOGRADER_LAYERS"]
-        isolation.cache_clear()
-
-
 MODES = {}
 for _name, _wanted in WANTED.items():
-    if (_layers := detect(_wanted)) not in MODES.values():
-        MODES[_name] = _layers
+    with sandbox.with_layers(_wanted) as _found:
+        if _found.layers not in MODES.values():
+            MODES[_name] = _found.layers
 HOLDING = [name for name, layers in MODES.items() if layers & {"bwrap", "landlock"}]
 FOUND = sandbox.Isolation(MODES["all layers"])
 
