@@ -37,7 +37,6 @@ class Cgroup:
     def __init__(self, folders: list[Path], version: int):
         self.folders = folders
         self.version = version
-        self._procs: int | None = None
 
     @classmethod
     def take(cls, memory_mb: int, processes: int | None) -> "Cgroup":
@@ -87,13 +86,16 @@ class Cgroup:
         return [str(folder / "cgroup.procs") for folder in self.folders]
 
     def pids(self) -> list[int]:
-        """The processes in the cgroup (read after every call: kept cheap with an open file)."""
+        """The processes in the cgroup (read after every call; v1 keeps a stale list per open file,
+        so it is opened anew each time)."""
         try:
-            if self._procs is None:
-                self._procs = os.open(self.folders[0] / "cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
-            return [int(pid) for pid in os.pread(self._procs, 1 << 16, 0).split()]
+            procs = os.open(self.folders[0] / "cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return []
+        try:
+            return [int(pid) for pid in os.read(procs, 1 << 20).split()]
+        finally:
+            os.close(procs)
 
     def kill(self, patience: float = 5.0) -> set[int]:
         """Kill everything in the cgroup, wait until it is empty, return the pids it killed."""
@@ -115,9 +117,6 @@ class Cgroup:
         """Kill what is left and delete the cgroup's folders."""
         if any(folder.exists() for folder in self.folders):
             self.kill()
-        if self._procs is not None:
-            os.close(self._procs)
-            self._procs = None
         for folder in self.folders:
             try:
                 folder.rmdir()
