@@ -253,16 +253,17 @@ class Worker:
 
     def close(self) -> None:
         """Kill the worker and everything it started, and remove its folder and cgroup."""
+        self.killed |= set(_tree(self.process.pid)) - {self.process.pid}  # to reap once orphaned
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        killed = self.cgroup.kill() if self.cgroup is not None else set()
+        if self.cgroup is not None:
+            self.killed |= self.cgroup.kill()
         self.process.wait()
         if self.uid is not None:
-            killed |= _kill_user(self.uid)
-        self.killed = killed
+            self.killed |= _kill_user(self.uid)
         for stream in (self.process.stdin, self.process.stdout):
             try:
                 stream.close()
@@ -281,14 +282,18 @@ class Worker:
                 except ProcessLookupError:
                     pass
 
-    def _reap(self) -> None:
+    def _reap(self, patience: float = 0.2) -> None:
         """Collect the worker's dead processes that were handed to this grader (a subreaper)."""
-        for pid in list(self.killed):
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+        deadline = time.monotonic() + patience
+        while self.killed and time.monotonic() < deadline:
+            for pid in list(self.killed):
+                try:
+                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                        self.killed.discard(pid)
+                except ChildProcessError:  # not ours: its own parent reaps it
                     self.killed.discard(pid)
-            except ChildProcessError:
-                self.killed.discard(pid)
+            if self.killed:
+                time.sleep(0.001)
 
     def _remove_folders(self) -> None:
         if self.cgroup is not None:
@@ -463,6 +468,20 @@ def _kill_user(uid: int, patience: float = 5.0) -> set[int]:
                 pass
         time.sleep(0.01)
     return killed
+
+
+def _tree(pid: int) -> list[int]:
+    """A process and all its descendants."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            with open(f"/proc/{current}/task/{current}/children") as children:
+                todo += [int(child) for child in children.read().split()]
+        except OSError:
+            pass
+    return found
 
 
 def _pids() -> list[int]:
