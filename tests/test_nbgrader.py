@@ -88,9 +88,9 @@ def points_needing(module: str, function: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> tuple[Path, float]:
+def course(tmp_path_factory) -> tuple[Path, float, str]:
     """The generated course, after generate_assignment, submissions, autograde, feedback and export;
-    and the seconds a full autograde of one student (every exercise) took."""
+    the seconds a full autograde of one student (every exercise) took, and what it printed."""
     folder = tmp_path_factory.mktemp("nbgrader") / "course"
     run = subprocess.run([sys.executable, "-m", "autograder", "nbgrader", "--out", str(folder)], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
@@ -105,17 +105,17 @@ def course(tmp_path_factory) -> tuple[Path, float]:
     cheat = "def get_pair_counts(ids):\n    return AlwaysEqual()\n"
     submit(folder, "tamper", FIRST, {f"{FIRST}_helpers": TAMPER, f"{FIRST}_get_pair_counts": cheat}, grade_cell=forged)
     started = time.monotonic()
-    nbgrader(folder, "autograde", "*", "--student=correct")
+    console = nbgrader(folder, "autograde", "*", "--student=correct")
     seconds = time.monotonic() - started
     print(f"nbgrader autograde of one student, all {len(POINTS)} exercises: {seconds:.1f} s")
     nbgrader(folder, "autograde", FIRST)
     nbgrader(folder, "generate_feedback", "*")
     nbgrader(folder, "export")
-    return folder, seconds
+    return folder, seconds, console
 
 
 def test_exported_grades_are_the_engine_s(course):
-    folder, _ = course
+    folder, *_ = course
     with open(folder / "grades.csv", newline="") as table:
         scores = {(row["student_id"], row["assignment"]): float(row["score"]) for row in csv.DictReader(table)}
     expected = {("correct", module): points for module, points in POINTS.items()}
@@ -125,8 +125,13 @@ def test_exported_grades_are_the_engine_s(course):
     assert {key: scores.get(key) for key in expected} == expected
 
 
+def test_the_console_names_the_isolation_in_force(course):
+    _, _, console = course
+    assert "Student code ran in a sandbox" in console
+
+
 def test_students_get_the_stubs_and_no_solution(course):
-    folder, _ = course
+    folder, *_ = course
     assert leaks(folder / "release") == []
     for module in POINTS:
         notebook = nbformat.read(folder / "release" / module / f"{module}.ipynb", as_version=4)
@@ -136,14 +141,14 @@ def test_students_get_the_stubs_and_no_solution(course):
 
 
 def test_student_notebooks_run_top_to_bottom_in_a_kernel(course):
-    folder, _ = course
+    folder, *_ = course
     notebooks = sorted(str(p.relative_to(folder)) for p in (folder / "release").glob("*/*.ipynb"))
     output = nbgrader(folder, "validate", *notebooks)
     assert output.count("Success!") == len(POINTS), output
 
 
 def test_feedback_shows_public_properties_and_hides_hidden_ones(course):
-    folder, _ = course
+    folder, *_ = course
     pages = sorted((folder / "feedback").glob("*/*/*.html"))
     assert len(pages) == len(POINTS) + 2
     hidden = hidden_properties()
@@ -156,5 +161,5 @@ def test_feedback_shows_public_properties_and_hides_hidden_ones(course):
 
 
 def test_grading_leaves_no_tool_folders_behind(course):
-    folder, _ = course
+    folder, *_ = course
     assert not [p for p in folder.rglob("*") if p.name in (".hypothesis", ".pytest_cache", "__pycache__")]
