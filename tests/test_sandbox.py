@@ -7,6 +7,7 @@ need no course. The grading-level version (points lost only on attacked properti
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -444,3 +445,35 @@ class TestWholeWorkerLimits:
         with pytest.raises(SandboxFailure, match="took longer than"):
             toy.add("x" * (4 << 20), "")
         assert time.monotonic() - began < 8
+
+
+GRADER = '''
+import json, sys, time
+from pathlib import Path
+from autograder import sandbox
+from autograder.proxy import Session
+from autograder.sandbox import Layout, Limits
+sandbox.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
+session = Session(Layout(Path(sys.argv[1])), Limits(call_seconds=5), budget_seconds=60)
+session.module("exercises.toy").add(1, 2)
+print(json.dumps([session.worker.home.as_posix(), sandbox._tree(session.worker.process.pid)]), flush=True)
+time.sleep(60)
+'''
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_workers_die_with_their_grader(submission, mode):
+    """A grader killed outright (SIGKILL, no clean-up) takes its worker with it, in every mode."""
+    import json
+    import signal
+    grader = subprocess.Popen([sys.executable, "-c", GRADER, str(submission), json.dumps(sorted(MODES[mode]))],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    home, pids = json.loads(grader.stdout.readline())
+    os.kill(grader.pid, signal.SIGKILL)
+    grader.wait()
+    deadline = time.monotonic() + 5
+    while (alive := [pid for pid in pids[1:] if sandbox._owner(pid) is not None]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive == [], f"processes of the worker outlived its grader: {alive}"
+    sandbox._sweep_folders()  # what the next grader does first
+    assert not Path(home).exists()
