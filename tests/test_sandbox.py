@@ -16,7 +16,7 @@ import pytest
 from autograder.errors import SandboxFailure, StudentError
 from autograder.proxy import MissingName, Session
 from autograder import sandbox
-from autograder.sandbox import Layout, Limits, isolation
+from autograder.sandbox import Layout, Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 
