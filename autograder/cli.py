@@ -142,7 +142,7 @@ def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 def _demo(course: Course, args: argparse.Namespace, console: Console) -> int:
     if not course.samples:
-        raise GraderError("course.yaml lists no samples")
+        raise GraderError(f"{course.file.name} lists no samples")
     return _grade_named(course, [(s.name, course.path(s.path)) for s in course.samples], args, console)
 
 

@@ -2,10 +2,13 @@
 
 The engine knows nothing about any particular course. A course is a YAML file naming its
 student package, its hidden solutions, one property suite per exercise, the points, the
-time and resource budgets, the hypothesis settings and its data files. Every path in the
-file is relative to the file's own folder. ``delivery`` names what the delivery channels
-ship (:mod:`autograder.release`, :mod:`autograder.nbgrader_course`,
-:mod:`autograder.gradescope`); a course without ``solutions`` is a student release.
+time and resource budgets, the caps on feedback, the hypothesis settings and its data files.
+Every path in the file is relative to the file's own folder; the file may have any name, and
+``Course.file`` is where it was read from, so every command that hands the course on (to a
+grader process, an nbgrader config) names that file and not some ``course.yaml`` beside it.
+``delivery`` names what the delivery channels ship (:mod:`autograder.release`,
+:mod:`autograder.nbgrader_course`, :mod:`autograder.gradescope`); a course without
+``solutions`` is a student release.
 
 A malformed file never produces a traceback: :func:`load_course` raises
 :class:`CourseConfigError` with one line per problem, each naming the key.
@@ -49,6 +52,8 @@ class Limits(_Strict):
     open_files: Annotated[int, Field(ge=16)] = 64
     message_mb: Annotated[int, Field(ge=1)] = 16
     disk_mb: Annotated[int, Field(ge=1)] = 64
+    feedback_chars: Annotated[int, Field(ge=200)] = 4000  # one property's feedback
+    report_chars: Annotated[int, Field(ge=1000)] = 200_000  # all of one submission's feedback
 
 
 class Hypothesis(_Strict):
@@ -97,6 +102,7 @@ class Course(_Strict):
     delivery: Delivery = Delivery()
     exercises: Annotated[list[Exercise], Field(min_length=1)]
     root: Path = Path(".")
+    file: Path = Path("course.yaml")  # the course file itself, whatever its name
 
     @model_validator(mode="after")
     def _consistent(self) -> "Course":
@@ -145,10 +151,12 @@ def load_course(path: str | Path = "course.yaml") -> Course:
         raise CourseConfigError(f"{path}:{where}: not valid YAML: {problem}") from None
     if not isinstance(raw, dict):
         raise CourseConfigError(f"{path}: the top level must be a mapping of keys, got {type(raw).__name__}")
-    if "root" in raw:
-        raise CourseConfigError(f"{path}: root: not a course key (paths are relative to the file)")
+    for key in ("root", "file"):
+        if key in raw:
+            raise CourseConfigError(f"{path}: {key}: not a course key (it is where the file is; "
+                                    "paths are relative to it)")
     try:
-        course = Course.model_validate({**raw, "root": path.resolve().parent})
+        course = Course.model_validate({**raw, "root": path.resolve().parent, "file": path.resolve()})
     except ValidationError as error:
         raise CourseConfigError(f"{path}: " + "; ".join(_describe(e) for e in error.errors())) from None
     _check_files(course, path)

@@ -1,9 +1,13 @@
 """The gradebook: a SQLite record of every grading run, and ``grades.csv`` made from it.
 
 Each run stores the submission's name and content hash, the course's seed, the engine
-version, a hash of the course (its ``course.yaml``, suites and solutions), the isolation
+version, a hash of the course (its course file, suites and solutions), the isolation
 mode, the time taken and the per-test results. A submission whose latest grading has the
 same hashes, seed and engine version is already graded and can be skipped.
+
+``grades.csv`` is opened in spreadsheets, which run a cell starting with ``=``, ``+``, ``-``
+or ``@`` as a formula; a submission's name comes from a student, so such a cell is written
+with a leading ``'``, as spreadsheet programs export text.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from pathlib import Path
 
 from .config import Course
 from .report import exercise_scores
+
+BATCH_FILES = frozenset({"gradebook.sqlite", "grades.csv"})  # beside the submissions' report folders
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS gradings (
@@ -85,5 +92,12 @@ class Gradebook:
                     "SELECT exercise, score, max_score FROM results WHERE grading_id = ?", (grading_id,)).fetchall()
                 document = {"tests": [{"extra_data": {"exercise": e}, "score": s, "max_score": m} for e, s, m in tests]}
                 scores = exercise_scores(course, document)
-                writer.writerow([name, f"{score:g}", course.max_score,
-                                 *(f"{scores[e.module][0]:g}" for e in course.exercises), digest, graded_at])
+                writer.writerow(map(as_text, [name, f"{score:g}", course.max_score,
+                                              *(f"{scores[e.module][0]:g}" for e in course.exercises), digest,
+                                              graded_at]))
+
+
+def as_text(cell: object) -> str:
+    """A CSV cell that a spreadsheet shows as text, never runs as a formula."""
+    cell = str(cell)
+    return "'" + cell if cell.startswith(FORMULA_STARTS) else cell

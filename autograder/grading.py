@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import __version__
 from .config import Course
-from .gradebook import Gradebook
+from .errors import GraderError
+from .gradebook import BATCH_FILES, Gradebook
 from .plugin import run_suites
 from .report import gradescope_results, unreadable_results, write_reports
 from .sandbox import isolation, isolation_note
@@ -41,7 +43,7 @@ def grade_staged(course: Course, staged: Staged, public_only: bool = False,
 
 def course_digest(course: Course) -> str:
     """A hash of everything that decides a grade besides the submission."""
-    files = [course.root / "course.yaml", *(course.path(e.suite) for e in course.exercises)]
+    files = [course.file, *(course.path(e.suite) for e in course.exercises)]
     files += sorted(course.path(course.solutions).rglob("*.py"))
     files += [course.path(m) for m in course.sandbox.support_modules]
     digest = hashlib.sha256()
@@ -53,36 +55,35 @@ def course_digest(course: Course) -> str:
 def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
                console: Console, exercises: list[str] | None = None) -> list[tuple[str, dict | None, str]]:
     """Grade every ``(name, path)`` into ``out/<name>/`` (``exercises``, default all); return
-    ``(name, document, note)`` rows."""
+    ``(name, document, note)`` rows. Names are made safe first (:func:`safe_names`)."""
     out = out.resolve()  # the graders run in scratch folders of their own
+    submissions = safe_names(submissions)
     out.mkdir(parents=True, exist_ok=True)
     book = Gradebook(out)
     rows: dict[str, tuple[str, dict | None, str]] = {}
-    todo: list[tuple[str, Staged, dict]] = []
+    todo: list[tuple[str, Staged, dict, Path]] = []
     common = {"course_digest": course_digest(course), "seed": course.hypothesis.seed, "engine_version": __version__}
     for name, path in submissions:
-        if name in rows or any(name == t[0] for t in todo):
-            rows[name + " (again)"] = (name, None, f"two submissions are named {name}; {path} was not graded")
-            continue
+        folder = report_folder(out, name)
         try:
             staged = stage(course, path)
         except SubmissionError as error:
             document = unreadable_results(course, f"The submission could not be read: {error}")
-            write_reports(course, out / name, name, document)
+            write_reports(course, folder, name, document)
             book.record(name, {**common, "digest": "unreadable"}, isolation().describe(), document, course.max_score, 0.0)
             rows[name] = (name, document, "unreadable")
             continue
         key = {**common, "digest": staged.digest + "".join(f" {module}" for module in exercises or ())}
-        if not force and book.is_current(name, key) and (out / name / "results.json").is_file():
-            rows[name] = (name, json.loads((out / name / "results.json").read_text()), "unchanged, skipped")
+        if not force and book.is_current(name, key) and (folder / "results.json").is_file():
+            rows[name] = (name, json.loads((folder / "results.json").read_text()), "unchanged, skipped")
             staged.remove()
             continue
-        todo.append((name, staged, key))
+        todo.append((name, staged, key, folder))
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
     with Progress(*columns, console=console, transient=False) as progress, ThreadPoolExecutor(max(1, jobs)) as pool:
         bar = progress.add_task("", total=len(todo))
-        running = {pool.submit(grade_in_child, course, name, staged, out / name, exercises): (name, staged, key)
-                   for name, staged, key in todo}
+        running = {pool.submit(grade_in_child, course, name, staged, folder, exercises): (name, staged, key)
+                   for name, staged, key, folder in todo}
         for future in as_completed(running):
             name, staged, key = running[future]
             document, seconds, problem = future.result()
@@ -98,14 +99,44 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     return [rows[name] for name in sorted(rows)]
 
 
+def safe_names(submissions: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+    """``submissions`` with each name fit to be a folder of the output and a gradebook row.
+
+    A name comes from a file name the student chose: ``...zip`` is named ``..``, which would
+    put its reports beside the output folder. Only ``[A-Za-z0-9._-]`` is kept (others become
+    ``_``); a name that is empty, starts with a dot or is one of the batch's own files gets a
+    leading ``_``. Two submissions under one name would overwrite each other's reports, so
+    that stops the batch before anything is graded.
+    """
+    named, first = [], {}
+    for name, path in submissions:
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+        if not name or name.startswith(".") or name in BATCH_FILES:
+            name = "_" + name
+        if name in first:
+            raise GraderError(f"two submissions would be filed under the name {name!r}: {first[name]} and {path}; "
+                              "rename one of them")
+        first[name] = path
+        named.append((name, path))
+    return named
+
+
+def report_folder(out: Path, name: str) -> Path:
+    """``out/<name>``, checked to be a folder right inside ``out`` (``out`` is resolved)."""
+    folder = (out / name).resolve()
+    if folder.parent != out:
+        raise GraderError(f"the reports of {name!r} would land at {folder}, outside {out}")
+    return folder
+
+
 def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
                    exercises: list[str] | None = None) -> tuple[dict | None, float, str]:
     """Grade in a fresh grader process (``exercises``, default all); returns the document (or
     None), the seconds and a problem."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "grader.log"
-    command = [sys.executable, "-m", "autograder", "--course", str(course.root / "course.yaml"), "grade-one",
-               str(staged.root), str(folder), "--name", name, "--notes", json.dumps(staged.notes)]
+    command = [sys.executable, "-m", "autograder", "--course", str(course.file), "grade-one",  # a name may start
+               str(staged.root), str(folder), f"--name={name}", "--notes", json.dumps(staged.notes)]  # with "-"
     command += [f"--exercise={module}" for module in exercises or ()]
     limit = sum(course.limits.exercise_seconds for _ in course.exercises) + 120
     started = time.monotonic()

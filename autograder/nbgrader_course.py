@@ -370,7 +370,7 @@ def _defines(node: ast.AST) -> set[str]:
 
 def _config(course: Course) -> str:
     return CONFIG.format(title=course.title, engine=repr(str(Path(__file__).resolve().parent.parent)),
-                         course=repr(str(course.root / "course.yaml")), stub=repr(CODE_STUB))
+                         course=repr(str(course.file)), stub=repr(CODE_STUB))
 
 
 CONFIG = '''"""nbgrader settings of "{title}", written by `python -m autograder nbgrader`.

@@ -8,6 +8,7 @@ one :class:`PropertyResult` per test with feedback fit for the test's visibility
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
 import re
@@ -77,7 +78,7 @@ class GradingPlugin:
             module = self.suite_of.get(Path(item.path).resolve())
             marker = item.get_closest_marker("points")
             if module is None:
-                self.problems.append(f"{item.nodeid}: not a suite named in course.yaml")
+                self.problems.append(f"{item.nodeid}: not a suite named in {self.course.file.name}")
                 continue
             if marker is None or len(marker.args) != 1 or type(marker.args[0]) is not int or marker.args[0] <= 0:
                 self.problems.append(f"{item.nodeid}: needs @pytest.mark.points(n) with a positive whole number")
@@ -89,7 +90,7 @@ class GradingPlugin:
             # a student release keeps only part of each suite, so its points may fall short
             if total != exercise.points and not (self.course.is_release and total < exercise.points):
                 self.problems.append(f"{exercise.suite}: properties are worth {total} points, "
-                                     f"course.yaml gives {exercise.module} {exercise.points}")
+                                     f"{self.course.file.name} gives {exercise.module} {exercise.points}")
         if self.public_only:
             items[:] = [item for item in items if item.get_closest_marker("hidden") is None]
 
@@ -132,7 +133,8 @@ class GradingPlugin:
         item.stash[_RECORDED] = True
         points = item.get_closest_marker("points").args[0]
         hidden = item.get_closest_marker("hidden") is not None
-        output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden)
+        output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden,
+                                                      self.course.limits.feedback_chars)
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
@@ -164,23 +166,38 @@ _FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")
 _RECORDED = pytest.StashKey[bool]()
 
 
-def _feedback(item: pytest.Item, error: BaseException | None, hidden: bool) -> str:
-    """What a student reads about a failed property."""
+def _feedback(item: pytest.Item, error: BaseException | None, hidden: bool, limit: int) -> str:
+    """What a student reads about a failed property, at most ``limit`` characters (and the cut's marker).
+
+    A public failure shows the student's own exception message and traceback, which are as
+    long as the student makes them: each part gets a share of the limit, so a huge message
+    leaves room for the falsifying example below it.
+    """
     error = _leaf(error)
     doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
     summary = doc[0] if doc else item.originalname
     if hidden:
         return f"{summary} — {_reason(error)}."
+    share = limit // 3
     notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
                       if not _FIXTURE_LINE.match(line))
-    lines = [summary, "", str(error) if error is not None else "failed"]
+    lines = [summary, "", clip(str(error), share) if error is not None else "failed"]
     if isinstance(error, StudentError) and error.traceback.strip():
-        lines += ["", "Where it was raised:", error.traceback.rstrip()]
+        lines += ["", "Where it was raised:", clip(error.traceback.rstrip(), share)]
     if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
-        lines[2] = f"the grader hit an internal error ({type(error).__name__}: {error}); tell your instructor"
+        lines[2] = clip(f"the grader hit an internal error ({type(error).__name__}: {error}); "
+                        "tell your instructor", share)
     if notes:
-        lines += ["", notes.strip()]
-    return "\n".join(lines)
+        lines += ["", clip(notes.strip(), share)]
+    return clip("\n".join(lines), limit)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with a marker saying so: student code decides how
+    long its messages are, and a report must stay readable (and small) whatever it does."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [feedback cut at {limit} characters]"
 
 
 def _leaf(error: BaseException | None) -> BaseException | None:
@@ -189,17 +206,31 @@ def _leaf(error: BaseException | None) -> BaseException | None:
     return error
 
 
+_SANDBOX_REASONS = {"timeout": "timed out", "crash": "crashed", "protocol": "crashed",
+                    "import": "could not be imported", "not_implemented": "not implemented yet",
+                    "budget": "time budget used up"}
+
+
 def _reason(error: BaseException | None) -> str:
+    """A hidden property's reason, from a closed set: nothing the student's code chose (an
+    exception's name or message) may reach it, or it could spell out the hidden inputs."""
     if isinstance(error, SandboxFailure):
-        return {"timeout": "timed out", "crash": "the code crashed", "import": "the module could not be imported",
-                "not_implemented": "not implemented yet", "budget": "time budget used up"}.get(error.kind, "failed")
+        return _SANDBOX_REASONS.get(error.kind, "failed")
     if isinstance(error, StudentError):
-        return f"raised {error.type_name}"
+        return f"raised {error.type_name}" if _is_builtin_exception(error) else "raised a non-built-in exception"
     if isinstance(error, AssertionError):
         return "wrong result"
     if isinstance(error, AttributeError):
         return "a name is missing"
     return "failed"
+
+
+def _is_builtin_exception(error: StudentError) -> bool:
+    """Whether the student's exception is one of Python's own, judged here from its class
+    name and the names of its bases (the worker's word, so only a built-in's exact lineage counts)."""
+    builtin = getattr(builtins, error.type_name, None)
+    return (isinstance(builtin, type) and issubclass(builtin, BaseException)
+            and error.mro == [cls.__name__ for cls in builtin.__mro__])
 
 
 def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float) -> Session:

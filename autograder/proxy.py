@@ -17,6 +17,7 @@ time limit and the property's time budget, and turns every failure into a
 
 from __future__ import annotations
 
+import itertools
 import reprlib
 import time
 from typing import Any, Callable
@@ -25,7 +26,21 @@ from . import codec
 from .errors import SandboxFailure, StudentError
 from .sandbox import Layout, Limits, Worker
 
-_short = reprlib.Repr()
+class _InOrder(reprlib.Repr):
+    """reprlib, with dicts shown in their real order: insertion order can decide a student's
+    tie-breaks, so a headline must show the call that was made (reprlib sorts keys)."""
+
+    def repr_dict(self, x: dict, level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
+                  for k, v in itertools.islice(x.items(), self.maxdict)]
+        return "{" + ", ".join(pieces + (["..."] if len(x) > self.maxdict else [])) + "}"
+
+
+_short = _InOrder()
 _short.maxstring = 60
 _short.maxother = 60
 _short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 6

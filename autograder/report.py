@@ -4,7 +4,9 @@
 ``tests``, each test with ``name``, ``score``, ``max_score``, ``status``, ``visibility``
 (``visible`` for public properties, ``after_published`` for hidden ones), ``output`` and
 ``extra_data``. The ``tests`` array holds nothing that changes between runs (no times), so
-grading the same submission twice gives the same bytes.
+grading the same submission twice gives the same bytes. Every text a report shows is capped
+(``limits.feedback_chars`` per text, ``limits.report_chars`` per report), with a marker where
+it was cut: student code decides how long its messages are.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Iterable
 from rich.console import Console
 from rich.table import Table
 
-from .config import Course
-from .plugin import PropertyResult
+from .config import Course, Limits
+from .plugin import PropertyResult, clip
 
 
 def gradescope_results(course: Course, results: list[PropertyResult], notes: Iterable[str], seconds: float) -> dict:
@@ -85,16 +87,37 @@ def feedback_markdown(course: Course, name: str, document: dict) -> str:
 
 
 def write_reports(course: Course, folder: Path, name: str, document: dict) -> None:
-    """Write ``results.json`` and ``feedback.md`` for one submission."""
+    """Write ``results.json`` and ``feedback.md`` for one submission, both within the caps."""
+    document = capped(course.limits, document)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "results.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "feedback.md").write_text(feedback_markdown(course, name, document), encoding="utf-8")
+    markdown = clip(feedback_markdown(course, name, document), course.limits.report_chars)
+    (folder / "feedback.md").write_text(markdown.rstrip() + "\n", encoding="utf-8")
+
+
+def capped(limits: Limits, document: dict) -> dict:
+    """``document`` with each ``output`` cut to ``limits.feedback_chars``, and all of them
+    together to ``limits.report_chars``: the later ones get what the earlier ones left."""
+    left = limits.report_chars
+    outputs = []
+    for text in [document.get("output", ""), *(test["output"] for test in document["tests"])]:
+        text = clip(text, min(limits.feedback_chars, max(left, 0)))
+        left -= len(text)
+        outputs.append(text)
+    tests = [{**test, "output": output} for test, output in zip(document["tests"], outputs[1:])]
+    return {**document, "output": outputs[0], "tests": tests}
 
 
 def print_check(console: Console, course: Course, document: dict) -> None:
-    """The self-check screen: a table per exercise, then each failed property's feedback."""
-    table = Table(title=f"{course.title}: self-check (public properties)")
-    for column in ("exercise", "score", "passed", "failed properties"):
+    """The self-check screen: a table per exercise, then each failed property's feedback.
+
+    The table says what it counts: points come from the properties alone (a locked case is
+    worth none), while the passed and failed columns count the locked cases too, if any ran.
+    """
+    document = capped(course.limits, document)
+    what = "properties and locked cases" if any(map(_is_locked, document["tests"])) else "properties"
+    table = Table(title=f"{course.title}: self-check (public {what})")
+    for column in ("exercise", "points", f"{what} passed", f"failed {what}"):
         table.add_column(column)
     for exercise in course.exercises:
         tests = [t for t in document["tests"] if t["extra_data"]["exercise"] == exercise.module]
@@ -117,6 +140,11 @@ def print_check(console: Console, course: Course, document: dict) -> None:
                       markup=False, highlight=False)
     if document.get("output"):
         console.print(document["output"], markup=False, highlight=False)
+
+
+def _is_locked(test: dict) -> bool:
+    """Whether a test is a locked known-answer case (:func:`autograder.locked.check_locked` names them so)."""
+    return test["extra_data"].get("property", "").startswith("locked case: ")
 
 
 def _without_summary(output: str) -> str:

@@ -1,0 +1,175 @@
+"""Feedback shows nothing the student chose on hidden properties, every text is capped, and
+``--course`` names the course everywhere (a course file of any name, beside another)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from rich.console import Console
+
+from autograder.config import CourseConfigError, Limits, load_course
+from autograder.errors import SandboxFailure, StudentError
+from autograder.plugin import _feedback, _reason, clip
+from autograder.report import capped, print_check
+from tests.test_config import ROOT, write_variant
+
+MARKER = "… [feedback cut at"
+
+
+def student_error(type_name: str, mro: list[str], message: str = "", traceback: str = "") -> StudentError:
+    return StudentError("f([1, 2])", {"type": type_name, "mro": mro, "message": message, "traceback": traceback})
+
+
+@pytest.mark.parametrize("error, reason", [
+    (student_error("ValueError", ["ValueError", "Exception", "BaseException", "object"]), "raised ValueError"),
+    (student_error("KeyError", ["KeyError", "LookupError", "Exception", "BaseException", "object"]), "raised KeyError"),
+    # a student class named like a builtin, but not one: its bases give it away
+    (student_error("KeyError", ["KeyError", "Exception", "BaseException", "object"]),
+     "raised a non-built-in exception"),
+    (student_error("ValueError", ["ValueError", "ValueError", "Exception", "BaseException", "object"]),
+     "raised a non-built-in exception"),
+    (student_error("input_was_[1, 2]", ["input_was_[1, 2]", "Exception", "BaseException", "object"]),
+     "raised a non-built-in exception"),
+    (student_error("print", ["print", "Exception", "BaseException", "object"]), "raised a non-built-in exception"),
+    (student_error("X" * 3_000_000, ["X" * 3_000_000, "Exception", "BaseException", "object"]),
+     "raised a non-built-in exception"),
+    (AssertionError("expected [1, 2]"), "wrong result"),
+    (SandboxFailure("timeout", "f([1, 2]) took too long"), "timed out"),
+    (SandboxFailure("crash", "killed"), "crashed"),
+    (SandboxFailure("protocol", "the answer was larger than 8 MB"), "crashed"),
+    (SandboxFailure("import", "f([1, 2]) failed with LEAK: [1, 2]"), "could not be imported"),
+    (SandboxFailure("not_implemented", "f: not implemented yet"), "not implemented yet"),
+    (SandboxFailure("budget", "used up"), "time budget used up"),
+    (AttributeError("no f"), "a name is missing"),
+])
+def test_hidden_reasons_come_from_a_closed_set(error, reason):
+    assert _reason(error) == reason
+
+
+def test_hidden_feedback_is_the_summary_and_the_reason():
+    item = SimpleNamespace(function=SimpleNamespace(__doc__="Ties break to the left.\n\nMore."), originalname="t")
+    error = student_error("LEAK_" + "[1, 2]" * 1000, ["LEAK", "Exception", "BaseException", "object"], "[1, 2]")
+    assert _feedback(item, error, True, 4000) == "Ties break to the left. — raised a non-built-in exception."
+
+
+def test_public_feedback_caps_the_students_message_and_traceback_but_keeps_the_example():
+    item = SimpleNamespace(function=SimpleNamespace(__doc__="Merges replace left to right."), originalname="t")
+    error = student_error("Boom", ["Boom", "Exception", "BaseException", "object"], "M" * 1_000_000, "T" * 1_000_000)
+    error.add_note("Falsifying example: test(ids=[1, 2])")
+    text = _feedback(item, error, False, 4000)
+    assert len(text) < 4000 + 100
+    assert text.startswith("Merges replace left to right.") and text.count(MARKER) == 2
+    assert "Falsifying example: test(ids=[1, 2])" in text
+
+
+def test_clip_marks_the_cut():
+    assert clip("short", 10) == "short"
+    assert clip("x" * 11, 10) == "x" * 10 + "… [feedback cut at 10 characters]"
+
+
+def test_reports_cap_each_output_and_all_of_them():
+    limits = Limits(feedback_chars=1000, report_chars=2500)
+    test = {"output": "y" * 5000, "name": "ex1: p", "score": 0, "max_score": 1, "status": "failed",
+            "extra_data": {"exercise": "ex1", "property": "p"}}
+    document = capped(limits, {"score": 0, "output": "n" * 5000, "tests": [test] * 4})
+    sizes = [len(document["output"])] + [len(t["output"]) for t in document["tests"]]
+    assert all(size <= 1000 + 40 for size in sizes) and sum(sizes) <= 2500 + 5 * 40
+    assert all(t["output"].endswith("characters]") for t in document["tests"])
+
+
+def test_limits_are_validated(tmp_path):
+    with pytest.raises(CourseConfigError, match=r"limits.feedback_chars: Input should be greater than or equal to 200"):
+        load_course(write_variant(tmp_path, lambda c: c["limits"].update(feedback_chars=10)))
+    assert load_course(ROOT / "course.yaml").limits.feedback_chars == 4000
+
+
+def test_self_check_says_what_it_counts():
+    course = load_course(ROOT / "course.yaml")
+    passed = {"name": "ex1_merge_tracing: p", "score": 2, "max_score": 2, "status": "passed", "output": "",
+              "extra_data": {"exercise": "ex1_merge_tracing", "property": "p"}}
+    locked = {**passed, "name": "ex1_merge_tracing: locked case: c", "score": 0, "max_score": 0,
+              "extra_data": {"exercise": "ex1_merge_tracing", "property": "locked case: c"}}
+    for tests, title in (([passed], "(public properties)"), ([passed, locked], "(public properties and locked cases)")):
+        console = Console(record=True, width=250)
+        print_check(console, course, {"score": 2, "output": "", "tests": tests})
+        screen = console.export_text()
+        assert title in screen and "points" in screen and "passed" in screen
+        assert "score" not in screen
+
+
+def hostile_submission(folder: Path) -> Path:
+    """The reference, but ex1's ``render_trace`` raises a class named after its input (3 MB of
+    name and message), and ``merge_pair`` raises ValueError with its input as the message."""
+    shutil.copytree(ROOT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with (folder / "ex1_merge_tracing.py").open("a") as module:
+        module.write('''
+
+def render_trace(steps):
+    leak = type("LEAK_" + repr(steps) + "Z" * 1_500_000, (Exception,), {})
+    raise leak("M" * 1_500_000)
+
+
+def merge_pair(ids, pair, new_id):
+    raise ValueError("SECRET" + repr(ids))
+''')
+    return folder
+
+
+def autograder(course: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", "--course", str(course), *args], cwd=course.parent,
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_hostile_names_and_messages_stay_out_of_hidden_feedback_and_reports_stay_small(tmp_path):
+    submission = hostile_submission(tmp_path / "hostile")
+    run = autograder(ROOT / "course.yaml", "grade", str(submission), "--out", str(tmp_path / "out"),
+                     "--exercise", "ex1_merge_tracing")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = tmp_path / "out" / "hostile" / "results.json"
+    feedback = (tmp_path / "out" / "hostile" / "feedback.md").read_text()
+    assert results.stat().st_size < 200_000 and len(feedback) < 200_000
+    tests = json.loads(results.read_text())["tests"]
+    hidden = [t["output"] for t in tests if t["visibility"] == "after_published" and t["status"] == "failed"]
+    assert hidden and not any("LEAK" in text or "SECRET" in text for text in hidden), hidden
+    assert any(text.endswith("— raised a non-built-in exception.") for text in hidden)
+    assert any(text.endswith("— raised ValueError.") for text in hidden)
+    public = [t["output"] for t in tests if t["visibility"] == "visible" and t["status"] == "failed"]
+    assert any("LEAK_" in text and MARKER in text for text in public), "public feedback shows the error, cut"
+    assert all(len(text) < 4000 + 200 for text in public)
+
+
+def course_b(tmp_path: Path, beside_a: bool) -> Path:
+    """``course-b.yaml`` titled "Course B" in a folder of the course's files; with ``beside_a``
+    the real ``course.yaml`` (another title) lies next to it."""
+    tmp_path.mkdir()
+    path = write_variant(tmp_path, lambda c: c.update(title="Course B"))
+    for name in ("data", ".cache"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    path = path.rename(tmp_path / "course-b.yaml")
+    if beside_a:
+        shutil.copy(ROOT / "course.yaml", tmp_path / "course.yaml")
+    return path
+
+
+@pytest.mark.parametrize("beside_a", [False, True], ids=["alone", "beside course.yaml"])
+def test_grading_uses_the_course_file_named(tmp_path, beside_a):
+    course = course_b(tmp_path / "course", beside_a)
+    stubs = shutil.copytree(ROOT / "exercises", tmp_path / "stubs", ignore=shutil.ignore_patterns("__pycache__"))
+    run = autograder(course, "grade", str(stubs), "--out", str(tmp_path / "out"), "--exercise", "ex1_merge_tracing")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert (tmp_path / "out" / "stubs" / "feedback.md").read_text().startswith("# Course B: feedback for stubs")
+    assert load_course(course).file == course.resolve()
+
+
+def test_headlines_show_dict_arguments_in_their_real_order():
+    """Insertion order decides tie-breaks (trace_word_merges) and columns (render_table): a failure's
+    headline must show the call as it was made, not with sorted keys."""
+    from autograder.proxy import _short
+
+    assert _short.repr({"the": 3, "a": 1, "cat": 2}) == "{'the': 3, 'a': 1, 'cat': 2}"
+    assert _short.repr({index: 0 for index in range(9, 0, -1)}).startswith("{9: 0, 8: 0")
