@@ -81,6 +81,7 @@ class Delivery(_Strict):
 
     locked: str | None = None  # the locked known-answer cases (a release holds their hashes only)
     include: list[str] = []  # more course files and folders to ship, such as support packages
+    fetch: str | None = None  # the command a student runs to fetch the data the exercises read
 
 
 class Sample(_Strict):

@@ -20,10 +20,39 @@ course's support modules (``encoders.utf8_bytes``). A call may be wrapped in one
 
 A case's *output* is the list of its calls' results. When the instructor builds a release,
 :func:`seal` runs the reference on every case and keeps only a random salt and
-``sha256(salt + canonical(output))``; a case whose output is too small to hide (one bool, a
-small number, a short string) is refused, so that nobody can read an answer back by hashing
-every small value. :func:`check_locked` runs the student's code on the same cases in the
-sandbox and compares hashes. :func:`canonical` is the codec's encoding made insensitive to
+``sha256(salt + canonical(output))``. :func:`check_locked` runs the student's code on the same
+cases in the sandbox and compares hashes.
+
+A case is refused when an attacker can find its output without solving the exercise: knowing
+the calls and the type of each answer, guessing values shaped like it and hashing them.
+:func:`seal` runs that attacker (:func:`attack`) on every case. Each call's answer gets a space
+of candidates (:func:`attack_spaces`) built from the reference's answer's *shape* (its types,
+container sizes, dict keys, sort order, monotony; all given to the attacker for free) and from
+the numbers and texts of the call's arguments (and the object's and setup's):
+
+- ``None`` and bools: their values; ints: -1 to 2m+1, m the largest number or length in the
+  arguments (counts, lengths, indices); floats: the ratios k/n, 0 <= k <= 2n, n at most 16, a
+  number or length of the arguments, or the product of two that is at most 256;
+- strings and bytes: every piece (substring) of the arguments' texts;
+- a list or tuple: the smallest of the spaces that hold it among the product of its items'
+  spaces and, when it has their shape, a split (non-empty strings that join into an argument's
+  text: its splits into so many pieces; or into a piece of one, a merged pair: the splits of
+  those pieces), a curve (at least three floats on a grid k/n, n a number or length of the
+  arguments, that only fall or only rise: the curves on those grids moving the same way, from
+  the same end when it starts at 0 or 1, with steps shrinking or growing when its steps do; a
+  curve on several grids counts once) and sorted pieces (distinct strings in sorted order:
+  that many distinct pieces, sorted);
+- a set: that many distinct candidates of its first item's kind; a dict: its keys, and the
+  product of its values' spaces.
+
+The case's space is the product of its calls'. **The rule:** a space of at most
+:data:`BUDGET` (10^7) candidates is searched in full, hashing each with the case's salt (the
+hash of a shared prefix is computed once), and the case is refused if the search finds it; a
+larger space is counted, not enumerated, and the case accepted, since that many structured
+guesses are needed to cover it. So a case passes only when a structured search of at least
+10^7 guesses fails. The attacker is generic: it knows shapes, not tokenizers; an attacker
+with knowledge of the exercise (or its solution) can order guesses better, so grow a case's
+inputs well past the limit rather than up to it. :func:`canonical` is the codec's encoding made insensitive to
 what ``autograder.suite.expect_equal`` ignores: named tuples equal tuples, dict and set order
 do not matter, floats count to 10 significant digits, and an object that is not plain data
 stands for "some object".
@@ -32,15 +61,17 @@ stands for "some object".
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib
 import importlib.util
+import itertools
 import json
 import math
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -51,7 +82,7 @@ from .errors import GraderError, SandboxFailure, StudentError
 from .plugin import PropertyResult, on_path, open_session
 from .proxy import MissingName
 
-MIN_BITS = 64  # the least a sealed output must hold, by :func:`guess_bits`
+BUDGET = 10**7  # structured guesses that must fail to find a sealed output
 WRAPPERS = frozenset({"dict", "list", "tuple", "set", "sorted", "len", "str"})
 FLOAT_DIGITS = 10
 
@@ -257,28 +288,286 @@ def digest(salt: str, value: Any) -> str:
     return hashlib.sha256(bytes.fromhex(salt) + canonical(value)).hexdigest()
 
 
-def guess_bits(value: Any) -> float:
-    """A rough count of the bits someone must guess to find ``value`` (for refusing small outputs)."""
-    return _bits(_normal(codec.encode(value, lambda _obj: {"$object": None})))
+# --- the attacker's structured search (instructor, at build time) ----------------------------------
 
 
-def _bits(node: Any) -> float:
-    if node is None or type(node) is bool:
-        return 0.0 if node is None else 1.0
-    if type(node) is int:
-        return math.log2(abs(node) + 1) + 1
-    if type(node) is float:
-        return 20.0
-    if type(node) is str:
-        return 6.0 * len(node)
-    if type(node) is list:
-        return 1.0 + sum(_bits(item) for item in node)
-    (tag, body), = node.items()
-    if tag == "$bytes":
-        return 6.0 * len(body) * 3 / 4
-    if tag == "$dict":
-        return 1.0 + sum(_bits(k) + _bits(v) for k, v in body)
-    return 0.0 if tag == "$object" else _bits(body)
+@dataclass(frozen=True)
+class Space:
+    """The candidates an attacker enumerates for one value: how many, and how to list them."""
+
+    size: int
+    values: Callable[[], Iterator[Any]]
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What an attacker reads off a case's arguments: its texts and its numbers (the ints, and
+    every length: characters, UTF-8 bytes, words and items, each and summed per argument)."""
+
+    texts: tuple[str | bytes, ...]
+    numbers: tuple[int, ...]
+
+    @property
+    def top(self) -> int:
+        return max(self.numbers, default=0)
+
+
+def attack_spaces(case: Case, output: list) -> list[Space]:
+    """One space per call of ``case``, shaped like the reference's result and drawn from the
+    inputs the call sees (its own arguments, the object's and the setup's)."""
+    shared = [case.target, *case.setup] if case.target is not None else []
+    return [_space(result, _inputs([*shared, step])) for step, result in zip(case.calls, output)]
+
+
+def attack(spaces: list[Space], salt: str, sha256: str, budget: int = BUDGET) -> list | None:
+    """The output whose salted hash is ``sha256``, found by trying every combination of the
+    spaces' candidates; ``None`` when it is not there, or when there are more than ``budget``
+    combinations (then they are counted, not tried)."""
+    if math.prod(space.size for space in spaces) > budget:
+        return None
+    options = [[(value, canonical(value)) for value in space.values()] for space in spaces]
+    return _search(hashlib.sha256(bytes.fromhex(salt) + b"["), options, [], sha256)
+
+
+def _search(state: Any, options: list[list[tuple[Any, bytes]]], chosen: list, sha256: str) -> list | None:
+    """Depth first over the calls, sharing the hash of each prefix of the output's encoding."""
+    if not options:
+        return chosen if state.hexdigest() == sha256 else None
+    last = len(options) == 1
+    for value, encoded in options[0]:
+        probe = state.copy()
+        probe.update(encoded + (b"]" if last else b","))
+        found = _search(probe, options[1:], [*chosen, value], sha256)
+        if found is not None:
+            return found
+    return None
+
+
+def _inputs(steps: list[Step]) -> _Inputs:
+    texts, numbers = [], []
+    for step in steps:
+        for argument in [*step.args, *(value for _, value in step.kwargs)]:
+            _read(_value(argument, lambda _name: _Any()), texts, numbers)
+    return _Inputs(tuple(dict.fromkeys(texts)), tuple(sorted(set(numbers))))
+
+
+def _read(value: Any, texts: list, numbers: list) -> None:
+    """Collect ``value``'s texts and numbers: its ints, and the lengths of its texts and
+    containers, with those of a container's texts summed."""
+    if type(value) is int:
+        numbers.append(abs(value))
+    elif isinstance(value, (str, bytes)):
+        texts.append(value)
+        numbers.extend(_lengths(value))
+    elif isinstance(value, (list, tuple, set, frozenset, dict)):
+        items = [*value, *value.values()] if isinstance(value, dict) else list(value)
+        numbers.append(len(value))
+        numbers.extend(map(sum, zip(*(_lengths(item) for item in items if isinstance(item, str)))))
+        for item in items:
+            _read(item, texts, numbers)
+
+
+def _lengths(text: str | bytes) -> tuple[int, ...]:
+    """A text's characters, UTF-8 bytes and words; a bytes object's bytes."""
+    if isinstance(text, bytes):
+        return (len(text),)
+    return len(text), len(text.encode("utf-8")), len(text.split())
+
+
+def _space(value: Any, inputs: _Inputs) -> Space:
+    """The attacker's candidates for a value shaped like ``value`` (see the module's docstring)."""
+    if value is None or type(value) is bool:
+        return _choice([value] if value is None else [False, True])
+    if type(value) is int:
+        return _choice(range(-1, 2 * inputs.top + 2))
+    if type(value) is float:
+        return _ratios(inputs)
+    if isinstance(value, (str, bytes)):
+        return _pieces(inputs, type(value))
+    if isinstance(value, dict):
+        keys = list(value)
+        return _mapped(_product([_space(value[key], inputs) for key in keys]), lambda vs: dict(zip(keys, vs)))
+    if isinstance(value, (set, frozenset)):
+        return _mapped(_subsets(_space(next(iter(value)), inputs), len(value)), type(value)) if value else _choice([value])
+    if isinstance(value, (list, tuple)):
+        return _sequence_space(value, inputs)
+    return _choice([value])
+
+
+def _sequence_space(value: list | tuple, inputs: _Inputs) -> Space:
+    """A list or tuple: the smallest space that holds it among one candidate per item and the
+    shapes it has (consecutive pieces of an input text, a curve on a grid, sorted pieces)."""
+    rebuild = list if isinstance(value, list) else tuple
+    shapes = [_split_space(value, inputs), _curve_space(value, inputs), _sorted_space(value, inputs),
+              _product([_space(item, inputs) for item in value])]
+    return _mapped(min((s for s in shapes if s is not None), key=lambda s: s.size), rebuild)
+
+
+def _split_space(value: list | tuple, inputs: _Inputs) -> Space | None:
+    """Non-empty texts that join into an input text (a split) or into a piece of one (a merged pair)."""
+    if not value or not all(type(item) is type(value[0]) and isinstance(item, (str, bytes)) and item for item in value):
+        return None
+    joined = value[0][:0].join(value)
+    whole = [text for text in inputs.texts if text == joined]
+    texts = whole or [piece for piece in _pieces(inputs, type(joined)).values() if len(piece) >= len(value)]
+    return _union([_splits(text, len(value)) for text in texts]) if joined in texts else None
+
+
+def _sorted_space(value: list | tuple, inputs: _Inputs) -> Space | None:
+    """Distinct texts in sorted order: that many pieces, sorted."""
+    if len(value) < 2 or not all(isinstance(item, (str, bytes)) for item in value) or list(value) != sorted(set(value)):
+        return None
+    return _subsets(_space(value[0], inputs), len(value))
+
+
+def _choice(values: Sequence) -> Space:
+    return Space(len(values), lambda: iter(values))
+
+
+def _union(spaces: list[Space]) -> Space:
+    return Space(sum(s.size for s in spaces), lambda: itertools.chain.from_iterable(s.values() for s in spaces))
+
+
+def _mapped(space: Space, build: Callable[[Any], Any]) -> Space:
+    return Space(space.size, lambda: map(build, space.values()))
+
+
+def _product(spaces: list[Space]) -> Space:
+    return Space(math.prod(s.size for s in spaces), lambda: itertools.product(*(list(s.values()) for s in spaces)))
+
+
+def _subsets(item: Space, count: int) -> Space:
+    """``count`` distinct items of ``item`` in sorted order (a sorted list, a set)."""
+    return Space(math.comb(item.size, count), lambda: itertools.combinations(sorted(item.values()), count))
+
+
+@functools.cache
+def _ratios(inputs: _Inputs) -> Space:
+    """The ratios k/n reachable on the inputs, 0 <= k <= 2n: n at most 16, a number or length of
+    them, or the product of two that is at most 256 (a score over two counts). One grid finer
+    than the budget is counted, not listed: its 2n + 1 ratios are all different."""
+    numbers = [n for n in inputs.numbers if n > 0]
+    denominators = {*range(1, 17), *numbers, *(a * b for a in numbers for b in numbers if a * b <= 256)}
+    if 2 * max(denominators) + 1 > BUDGET:
+        return Space(2 * max(denominators) + 1, lambda: iter(()))
+    return _choice(sorted({k / n for n in denominators for k in range(2 * n + 1)}))
+
+
+@functools.cache
+def _pieces(inputs: _Inputs, kind: type) -> Space:
+    """Every piece of the inputs' texts (as ``kind``): tokens, words, pre-tokens. Texts with more
+    pieces than the budget are counted (every piece as a different one), not listed."""
+    texts = [t if isinstance(t, kind) else t.encode("utf-8") for t in inputs.texts if kind is bytes or isinstance(t, str)]
+    total = sum(len(t) * (len(t) + 1) // 2 for t in texts)
+    if total > BUDGET:
+        return Space(total, lambda: iter(()))
+    return _choice(list(dict.fromkeys(t[i:j] for t in texts for i in range(len(t)) for j in range(i + 1, len(t) + 1))))
+
+
+def _splits(text: str | bytes, count: int) -> Space:
+    """``text`` cut into ``count`` non-empty pieces."""
+    def cuts():
+        for inner in itertools.combinations(range(1, len(text)), count - 1):
+            bounds = (0, *inner, len(text))
+            yield [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return Space(math.comb(len(text) - 1, count - 1), cuts)
+
+
+def _curve_space(value: list | tuple, inputs: _Inputs) -> Space | None:
+    """At least three floats on a grid k/n of the inputs that only fall or only rise: the curves
+    moving the same way, from the same end of the grid when the value starts at 0 or 1, with
+    steps shrinking or growing when its steps do."""
+    if len(value) < 3 or not all(type(x) is float for x in value) or not any(_on_grid(value, n) for n in inputs.numbers):
+        return None
+    direction = _order(value)
+    steps = _order([abs(b - a) for a, b in zip(value, value[1:])])
+    end = value[0] if value[0] in (0.0, 1.0) else None
+    return None if direction == 0 else _curves(inputs, len(value), direction, steps, end)
+
+
+def _on_grid(value: list | tuple, n: int) -> bool:
+    return n > 0 and all(abs(x * n - round(x * n)) < 1e-6 and 0 <= round(x * n) <= n for x in value)
+
+
+def _order(values: list) -> int:
+    """1 when ``values`` never fall, -1 when they never rise, 0 otherwise (or when constant)."""
+    pairs = list(zip(values, values[1:]))
+    rises, falls = all(b >= a - 1e-12 for a, b in pairs), all(b <= a + 1e-12 for a, b in pairs)
+    return 0 if rises == falls else (1 if rises else -1)
+
+
+def _curves(inputs: _Inputs, length: int, direction: int, steps: int, end: float | None) -> Space:
+    """Curves of ``length`` points k/n (0 <= k <= n, n a number or length of the inputs) from
+    ``end`` (anywhere when ``None``) moving in ``direction`` with steps in the order ``steps``:
+    a ratio curve. A curve on grid n is also on every multiple of n; each is counted and listed
+    once, on its coarsest grid (Moebius inversion over the divisors). Grids are taken finest
+    last and no more are counted once the budget is passed."""
+    grids = sorted({n for n in inputs.numbers if n > 0})
+
+    @functools.cache
+    def count(left: int, room: int, last: int) -> int:
+        return 1 if left == 0 else sum(count(left - 1, room - d, d) for d in _next_steps(room, last, steps))
+
+    def walk(left: int, room: int, last: int) -> Iterator[tuple[int, ...]]:
+        if left == 0:
+            yield ()
+        for d in _next_steps(room, last, steps) if left else ():
+            yield from ((d, *rest) for rest in walk(left - 1, room - d, d))
+
+    def starts(n: int) -> Sequence[int]:
+        return range(n + 1) if end is None else [round(end * n)]
+
+    def room(n: int, start: int) -> int:
+        return start if direction < 0 else n - start
+
+    @functools.cache
+    def coarsest(n: int) -> int:
+        """Curves on grid n and on no coarser one."""
+        on = {d: sum(count(length - 1, room(d, k), -1) for k in starts(d)) for d in _divisors(n)}
+        return sum(_moebius(n // d) * on[d] for d in on)
+
+    def curves() -> Iterator[list[float]]:
+        for n in grids:
+            for start in starts(n):
+                for moves in walk(length - 1, room(n, start), -1):
+                    points = list(itertools.accumulate(moves, lambda k, d: k + direction * d, initial=start))
+                    grid = n // math.gcd(n, *points)
+                    if next(g for g in grids if g % grid == 0) == n:
+                        yield [k / n for k in points]
+
+    size, counted = 0, set()
+    for n in grids:
+        if size > BUDGET:
+            break
+        fresh = set(_divisors(n)) - counted
+        size += sum(coarsest(d) for d in fresh)
+        counted |= fresh
+    return Space(size, curves)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _moebius(n: int) -> int:
+    """The Moebius function: 0 when a square divides ``n``, else -1 to the number of its prime factors."""
+    sign, p = 1, 2
+    while p * p <= n:
+        if n % p == 0:
+            n //= p
+            if n % p == 0:
+                return 0
+            sign = -sign
+        p += 1
+    return -sign if n > 1 else sign
+
+
+def _next_steps(room: int, last: int, order: int) -> range:
+    """The sizes the next step may take: at most ``room``, and no larger (``order`` -1) or no
+    smaller (1) than the step before (``last``, -1 before the first)."""
+    if last < 0 or order == 0:
+        return range(room + 1)
+    return range(min(room, last) + 1) if order < 0 else range(last, room + 1)
 
 
 # --- sealing (instructor) and checking (student) --------------------------------------------------
@@ -287,24 +576,26 @@ def _bits(node: Any) -> float:
 def seal(course: Course) -> dict[str, list[dict]]:
     """Run the reference on every case; return the cases with a salt and their output's hash.
 
-    Raises :class:`GraderError` naming every case whose output is too small to hide.
+    Raises :class:`GraderError` naming every case that :func:`attack` recovers from its hash.
     """
     sealed: dict[str, list[dict]] = {}
-    small = []
+    found = []
     support = _reference_support(course)
     with on_path(course.root):
         for case in load_cases(course):
             module = importlib.import_module(f"{course.solutions}.{case.exercise}")
             output = run_case(case, module, support)
-            bits = guess_bits(output)
-            if bits < MIN_BITS:
-                small.append(f"{case.exercise}: {case.name!r} (about {bits:.0f} bits)")
             salt = secrets.token_hex(16)
+            spaces = attack_spaces(case, output)
+            if attack(spaces, salt, digest(salt, output)) is not None:
+                guesses = math.prod(space.size for space in spaces)
+                found.append(f"{case.exercise}: {case.name!r} (found by a search of {guesses:,} structured guesses)")
             entry = case.entry.model_dump(exclude_defaults=True) | {"salt": salt, "sha256": digest(salt, output)}
             sealed.setdefault(case.exercise, []).append(entry)
-    if small:
-        raise GraderError(f"locked cases whose answers are too small to hide (under {MIN_BITS} bits); "
-                          "add more calls to them: " + "; ".join(small))
+    if found:
+        raise GraderError(f"locked cases whose answers are too small to hide (a search of at most {BUDGET:,} "
+                          "guesses shaped like the answer recovers them); make their inputs larger or add "
+                          "calls: " + "; ".join(found))
     return sealed
 
 

@@ -12,7 +12,10 @@
 - ``course.yaml`` without ``solutions`` and ``samples``: a course without solutions is a
   release, where the engine allows a suite's points to fall short of its exercise's and
   ``check`` also runs the locked cases;
-- a README for students on self-check and submission.
+- a README for students on self-check, the data to fetch and submission. The engine knows no
+  course's data tool: ``delivery.fetch`` in the course file names the command, and the
+  sandbox's ``env`` (``{root}`` read as the release folder) says where the fetched files are
+  looked for.
 
 :func:`ship` and :func:`ship_engine` copy files for the release and the Gradescope bundle alike.
 """
@@ -49,6 +52,7 @@ def build_release(course: Course, out: Path) -> list[str]:
         text, names = public_suite(course.path(exercise.suite).read_text(encoding="utf-8"))
         _write(out / exercise.suite, text)
         removed += names
+    prune_suite_support(course, out)
     if course.delivery.locked is not None:
         sealed = seal(course)
         sealed_text = yaml.safe_dump(sealed, sort_keys=False, allow_unicode=True)
@@ -90,20 +94,148 @@ def _common_paths(course: Course) -> list[str]:
 
 
 def public_suite(source: str) -> tuple[str, list[str]]:
-    """The suite's source without its hidden properties and those that need the reference
-    (whole functions and their decorators removed, the rest untouched); and their names."""
+    """The suite's source without its hidden properties and those that need the reference, and
+    without the module's definitions only they reach (constants such as a hidden run's sizes
+    tell its parameters); and the names of the properties left out."""
     tree = ast.parse(source)
     marks = _hidden_marks(tree)
     whole_module = any(_assigns_mark(node, "pytestmark", marks) for node in tree.body)
     dropped = [node for node in _tests(tree.body)
                if whole_module or _is_hidden(node, marks) or _needs_reference(node)]
+    kept = [node for node in tree.body if node not in dropped]
+    roots = set().union(*(_binds(node) | _references(node) for node in kept if not _binds(node) or _is_root(node)))
+    return prune(source, reachable(kept, roots), dropped), [node.name for node in dropped]
+
+
+def _is_root(node: ast.stmt) -> bool:
+    """What pytest finds by name, not through a reference: tests, ``pytestmark``, hooks and
+    autouse fixtures."""
+    names = _binds(node)
+    return (node in _tests([node]) or bool(names & {"pytestmark"}) or any(n.startswith("pytest_") for n in names)
+            or any("autouse" in ast.unparse(d) for d in getattr(node, "decorator_list", [])))
+
+
+def _binds(node: ast.stmt) -> set[str]:
+    """The module-level names a definition binds: functions, classes, assignments and imports
+    (``from __future__`` binds none: it changes how the module compiles)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        return set()
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {_bound(alias) for alias in node.names}
+    return set()
+
+
+def _bound(alias: ast.alias) -> str:
+    return alias.asname or alias.name.split(".")[0]
+
+
+def _references(node: ast.AST) -> set[str]:
+    """The names ``node`` reads, and the parameters of its functions (pytest's fixtures by name)."""
+    return {n.id if isinstance(n, ast.Name) else n.arg for n in ast.walk(node) if isinstance(n, (ast.Name, ast.arg))}
+
+
+def reachable(body: list[ast.stmt], roots: set[str]) -> set[str]:
+    """The module-level names ``roots`` reach through the definitions of ``body``, ``roots`` included."""
+    reached, frontier = set(roots), set(roots)
+    while frontier:
+        found = set().union(*(_references(n) for n in body if _binds(n) & frontier)) - reached
+        reached |= found
+        frontier = found
+    return reached
+
+
+def prune(source: str, reached: set[str], dropped: list[ast.stmt] = ()) -> str:
+    """``source`` without ``dropped`` and the module-level definitions that bind no name in
+    ``reached`` (with the comment lines right above them); imports keep the names reached."""
     lines = source.splitlines(keepends=True)
-    for node in sorted(dropped, key=lambda n: n.lineno, reverse=True):
-        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
-        del lines[start - 1:node.end_lineno]
-    text = re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).rstrip("\n") + "\n"
+    for node in reversed(ast.parse(source).body):
+        replacement = [] if node in dropped else _pruned(node, reached)
+        if replacement is None:
+            continue
+        start = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
+        while not replacement and start > 1 and lines[start - 2].lstrip().startswith("#"):
+            start -= 1
+        lines[start - 1:node.end_lineno] = replacement
+    text = re.sub(r"\n{4,}", "\n\n\n", "".join(_headings_kept(lines))).rstrip("\n") + "\n"
     ast.parse(text)
-    return text, [node.name for node in dropped]
+    return text
+
+
+def _headings_kept(lines: list[str]) -> list[str]:
+    """``lines`` without the headings of sections whose definitions were all removed. A heading
+    is a block of comment lines at the margin with a blank line (or the end) below it; it heads
+    the lines down to the next heading, and stays when code is among them."""
+    kept, has_code, index = [], False, len(lines)
+    while index:
+        index -= 1
+        if not lines[index].startswith("#"):
+            kept.append(lines[index])
+            has_code = has_code or bool(lines[index].strip())
+            continue
+        top = index
+        while top and lines[top - 1].startswith("#"):
+            top -= 1
+        heading = index + 1 == len(lines) or not lines[index + 1].strip()
+        if has_code or not heading:
+            kept.extend(reversed(lines[top:index + 1]))
+        has_code = has_code and not heading
+        index = top
+    return kept[::-1]
+
+
+def _pruned(node: ast.stmt, reached: set[str]) -> list[str] | None:
+    """What replaces a module-level statement: ``None`` keeps it, ``[]`` removes it, and an
+    import that binds names not reached is rewritten with the others."""
+    names = _binds(node)
+    if not names:
+        return None
+    if not isinstance(node, (ast.Import, ast.ImportFrom)):
+        return None if names & reached else []
+    aliases = [alias for alias in node.names if _bound(alias) in reached]
+    if len(aliases) == len(node.names):
+        return None
+    return [ast.unparse(type(node)(**{**vars(node), "names": aliases})) + "\n"] if aliases else []
+
+
+def prune_suite_support(course: Course, out: Path) -> None:
+    """Cut the shipped modules of ``delivery.include`` that the suites import (shared strategies)
+    down to what the release's Python files use of them: a strategy only hidden properties
+    drew from would say what they test. A module used other than by attribute or by name
+    (passed around, ``import *``) is left whole."""
+    suites = [(out / e.suite).read_text(encoding="utf-8") for e in course.exercises]
+    for relative in course.delivery.include:
+        module = relative.removesuffix(".py").replace("/", ".")
+        if not relative.endswith(".py") or not any(_uses(suite, module) for suite in suites):
+            continue
+        target = out / relative
+        users = [p for p in out.rglob("*.py") if p != target and out / ENGINE_DIR.name not in p.parents]
+        uses = [_uses(p.read_text(encoding="utf-8"), module) for p in users]
+        if None not in uses:
+            source = target.read_text(encoding="utf-8")
+            target.write_text(prune(source, reachable(ast.parse(source).body, set().union(*uses))), encoding="utf-8")
+
+
+def _uses(source: str, module: str) -> set[str] | None:
+    """The names ``source`` takes from ``module`` (``S.name`` after ``from package import module
+    as S``, or ``from module import name``); ``None`` when it uses the module otherwise."""
+    package, _, leaf = module.rpartition(".")
+    tree = ast.parse(source)
+    names, aliases = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module:
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == package:
+            aliases |= {alias.asname or alias.name for alias in node.names if alias.name == leaf}
+        elif isinstance(node, ast.Import) and any(alias.name == module for alias in node.names):
+            return None
+    read = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases]
+    bare = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in aliases]
+    return None if "*" in names or len(read) != len(bare) else names | {n.attr for n in read}
 
 
 def _tests(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
@@ -122,9 +254,14 @@ def _hidden_marks(tree: ast.Module) -> set[str]:
     return marks
 
 
+def _assigns_to(node: ast.stmt, name: str) -> bool:
+    """Whether ``node`` is ``name = ...``."""
+    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+
+
 def _assigns_mark(node: ast.stmt, name: str, marks: set[str]) -> bool:
     """Whether ``node`` is ``name = <a hidden mark>`` or ``name = [..., <a hidden mark>, ...]``."""
-    if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+    if not _assigns_to(node, name):
         return False
     values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
     return any(ast.unparse(v) in marks for v in values)
@@ -147,7 +284,7 @@ def _needs_reference(node: ast.AST) -> bool:
 
 def course_yaml(course: Course, header: str, drop: tuple[str, ...], **extra) -> str:
     """The course file with the keys ``drop`` left out and ``extra`` added, under a comment."""
-    raw = yaml.safe_load((course.root / "course.yaml").read_text(encoding="utf-8"))
+    raw = yaml.safe_load(course.file.read_text(encoding="utf-8"))
     for key in drop:
         raw.pop(key, None)
     comment = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
@@ -182,8 +319,32 @@ LOCKED_HEADER = """\
 """
 
 
+def data_section(course: Course) -> str:
+    """The README's set-up step for the data the exercises read (``course.data``) and the
+    environment the self-check gives student code; the release ships neither file."""
+    command = course.delivery.fetch
+    if command is None:
+        return ""
+    env = "".join(f"export {key}={value.format(root='$PWD')}\n" for key, value in course.sandbox.env.items())
+    shipped = _common_paths(course)
+    files = ", ".join(f"`{name}`: `{path}`" for name, path in course.data.items() if path not in shipped)
+    where = ("\nThe self-check tells your code where the fetched files are; set the same yourself (from this\n"
+             f"folder) when you run your code outside the self-check, for example in a Python session:\n\n"
+             f"```sh\n{env}```\n") if env else ""
+    return f"""
+## Fetch the data
+
+Some exercises' questions read data this copy does not hold{f" ({files})" if files else ""}.
+Fetch it once, from this folder:
+
+```sh
+.venv/bin/{command}
+```
+{where}"""
+
+
 def student_readme(course: Course) -> str:
-    """The README of the release: what is where, self-check, submission."""
+    """The README of the release: what is where, self-check, the data to fetch, submission."""
     package = course.package
     rows = "\n".join(f"| `{e.module}` | {e.title} | {e.points} |" for e in course.exercises)
     locks = lock_files(course)
@@ -216,7 +377,7 @@ Python 3.11 or newer:
 On Linux, the self-check runs your code in a bubblewrap sandbox when `bwrap` is installed
 (Debian and Ubuntu: `sudo apt-get install bubblewrap`); without it, it uses plain processes
 with resource limits, and says so.
-
+{data_section(course)}
 ## Check your work
 
 ```sh

@@ -5,6 +5,7 @@ hashing small values."""
 import ast
 import hashlib
 import itertools
+import re
 import shutil
 import string
 import subprocess
@@ -18,6 +19,7 @@ from autograder.config import load_course
 from autograder.errors import GraderError
 from autograder.locked import canonical, digest, load_cases, seal
 from autograder.release import public_suite
+from tokcourse import assets
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_LINE = 25
@@ -114,6 +116,14 @@ def test_the_release_ships_only_salted_hashes_of_the_locked_answers(release):
     assert len({e["salt"] for entries in sealed.values() for e in entries}) == len(cases)
 
 
+def test_the_release_readme_says_how_to_fetch_the_data_and_where_tiktoken_finds_it(release, capsys):
+    readme = (release / "README.md").read_text()
+    assert ".venv/bin/python -m tokcourse.assets fetch corpus cl100k_base" in readme
+    assert "export TIKTOKEN_CACHE_DIR=$PWD/.cache/tiktoken" in readme and ".cache/data/corpus.txt" in readme
+    assert assets.main(["verify", "corpus", "cl100k_base"]) == 0  # the fetched files of this repository
+    assert "verified 2 assets: corpus, cl100k_base" in capsys.readouterr().err
+
+
 def test_self_check_in_the_release_passes_the_reference(release, tmp_path):
     run = check(as_student(release, tmp_path / "reference"))
     assert run.returncode == 0, run.stdout + run.stderr
@@ -149,16 +159,25 @@ def test_no_locked_answer_can_be_read_back_by_hashing_small_values(release):
             assert probe.hexdigest() != case.entry.sha256, f"{case.exercise}: {case.name!r} is a small value"
 
 
-def test_a_case_too_small_to_hide_is_refused(tmp_path):
+def course_with_locked(folder: Path, cases: dict) -> Path:
+    """The course file of a course like this one (its files linked) whose locked cases are ``cases``."""
     raw = yaml.safe_load((ROOT / "course.yaml").read_text())
     raw["delivery"] = {"locked": "small.yaml"}
-    small = {"ex3_wordpiece": [{"name": "one score", "calls": ["wordpiece_score(2, 4, 5)"]}]}
-    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small))
+    (folder / "small.yaml").write_text(yaml.safe_dump(cases))
     for name in ("suites", "solutions", "exercises", "tokcourse"):
-        (tmp_path / name).symlink_to(ROOT / name)
-    (tmp_path / "course.yaml").write_text(yaml.safe_dump(raw | {"samples": []}))
-    with pytest.raises(GraderError, match="too small to hide.*one score"):
-        seal(load_course(tmp_path / "course.yaml"))
+        (folder / name).symlink_to(ROOT / name)
+    (folder / "course.yaml").write_text(yaml.safe_dump(raw | {"samples": []}))
+    return folder / "course.yaml"
+
+
+@pytest.mark.parametrize("exercise, name, call", [
+    ("ex3_wordpiece", "one score", "wordpiece_score(2, 4, 5)"),  # 0.1: a ratio k/n, n at most 16
+    ("ex5_parity", "a curve on four bytes", 'ratio_curve("abab", 3)'),  # [1.0, 0.5, 0.25, 0.25]
+])
+def test_a_case_too_small_to_hide_is_refused(tmp_path, exercise, name, call):
+    course = course_with_locked(tmp_path, {exercise: [{"name": name, "calls": [call]}]})
+    with pytest.raises(GraderError, match=f"too small to hide.*{name}.*structured guesses"):
+        seal(load_course(course))
 
 
 def test_canonical_encoding_ignores_what_equality_ignores():
@@ -204,3 +223,73 @@ class TestHiddenClass:
     assert removed == ["test_secret", "test_differential", "TestHiddenClass"]
     assert "def test_kept(student):" in text and "secret" not in text and "reference" not in text
     ast.parse(text)
+
+
+def test_public_suite_keeps_only_what_the_kept_properties_reach():
+    source = '''from __future__ import annotations
+
+import math, re
+
+import pytest
+from hypothesis import example, given
+
+SIZE = 3
+SECRET_SIZE = 20_000  # the hidden run's size
+
+
+def _helper(x):
+    return math.floor(x) + SIZE
+
+
+# the hidden run's helper
+def _secret_helper(x):
+    return re.escape(x)
+
+
+def test_kept(student, tmp_path):
+    assert _helper(1.5) == 4
+
+
+@pytest.mark.hidden
+@given(x=example)
+def test_secret(student):
+    assert _secret_helper(SECRET_SIZE)
+'''
+    text, removed = public_suite(source)
+    assert removed == ["test_secret"]
+    assert "from __future__ import annotations" in text and "import math\n" in text
+    assert "def _helper(x):" in text and "SIZE = 3" in text and "def test_kept" in text
+    for name in ("SECRET_SIZE", "_secret_helper", "hidden run", "re", "hypothesis", "pytest"):
+        assert not re.search(rf"\b{name}\b", text), name
+    ast.parse(text)
+
+
+# Definitions of the suites and of the shared strategies that only left-out properties use.
+HIDDEN_ONLY = {
+    "suites/ex5_parity.py": ["CORPUS_CHARS", "CORPUS_MERGES", "_parity_or_error"],
+    "suites/ex3_wordpiece.py": ["_mean_len", "_expect_same_training"],
+    "suites/ex2_special_tokens.py": ["_trained", "_trained_alike", "_learned_strings", "train_texts"],
+    "tokcourse/strategies.py": ["tie_texts", "overlap_tie_texts", "word_counts", "wordpiece_tie_texts",
+                                "single_unit_word_texts", "tolerances", "parallel", "SENTENCE_PIECES"],
+}
+
+
+def identifiers(source: str) -> set[str]:
+    """The names a module's code defines and reads (not its comments and strings)."""
+    tree = ast.parse(source)
+    return ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+            | {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
+
+
+def test_the_release_ships_no_definition_only_left_out_properties_reach(release):
+    for relative, names in HIDDEN_ONLY.items():
+        original, shipped = identifiers((ROOT / relative).read_text()), identifiers((release / relative).read_text())
+        assert set(names) <= original and not set(names) & shipped, relative
+    course = load_course(release / "course.yaml")
+    shipped = [course.path(e.suite).read_text() for e in course.exercises] + [(release / "tokcourse/strategies.py").read_text()]
+    for text in shipped:
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.FunctionDef, ast.Assign)) and not getattr(node, "name", "").startswith("test"):
+                name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id
+                uses = sum(len(re.findall(rf"\b{name}\b", other)) for other in shipped)
+                assert uses > 1, f"{name} is shipped but nothing uses it"

