@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS gradings (
     score REAL NOT NULL,
     max_score REAL NOT NULL,
     seconds REAL NOT NULL,
-    graded_at TEXT NOT NULL
+    graded_at TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS results (
     grading_id INTEGER NOT NULL REFERENCES gradings(id),
@@ -54,6 +55,9 @@ class Gradebook:
     def __init__(self, folder: Path):
         self.connection = sqlite3.connect(folder / "gradebook.sqlite")
         self.connection.executescript(SCHEMA)
+        columns = {row[1] for row in self.connection.execute("PRAGMA table_info(gradings)")}
+        if "note" not in columns:  # a gradebook written before notes were kept
+            self.connection.execute("ALTER TABLE gradings ADD COLUMN note TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self.connection.close()
@@ -65,36 +69,38 @@ class Gradebook:
             "WHERE submission = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
         return row == (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
 
-    def record(self, name: str, key: dict, isolation: str, document: dict, max_score: int, seconds: float) -> None:
+    def record(self, name: str, key: dict, isolation: str, document: dict, max_score: int, seconds: float,
+               note: str = "") -> None:
+        """Store one grading; ``note`` says why a submission was not graded (it goes to grades.csv)."""
         with self.connection:
             cursor = self.connection.execute(
                 "INSERT INTO gradings (submission, digest, course_digest, seed, engine_version, isolation,"
-                " score, max_score, seconds, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], isolation,
                  document["score"], max_score, round(seconds, 3),
-                 datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")))
+                 datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), note))
             self.connection.executemany(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",
                 [(cursor.lastrowid, t["extra_data"]["exercise"], t["name"], t["score"], t["max_score"], t["status"])
                  for t in document["tests"]])
 
     def write_csv(self, course: Course, path: Path) -> None:
-        """One row per submission (its latest grading): total and per-exercise scores."""
+        """One row per submission (its latest grading): total and per-exercise scores, and a note."""
         latest = self.connection.execute(
-            "SELECT id, submission, digest, score, graded_at FROM gradings WHERE id IN "
+            "SELECT id, submission, digest, score, graded_at, note FROM gradings WHERE id IN "
             "(SELECT MAX(id) FROM gradings GROUP BY submission) ORDER BY submission").fetchall()
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["submission", "score", "max_score", *(e.module for e in course.exercises),
-                             "digest", "graded_at"])
-            for grading_id, name, digest, score, graded_at in latest:
+                             "digest", "graded_at", "note"])
+            for grading_id, name, digest, score, graded_at, note in latest:
                 tests = self.connection.execute(
                     "SELECT exercise, score, max_score FROM results WHERE grading_id = ?", (grading_id,)).fetchall()
                 document = {"tests": [{"extra_data": {"exercise": e}, "score": s, "max_score": m} for e, s, m in tests]}
                 scores = exercise_scores(course, document)
                 writer.writerow(map(as_text, [name, f"{score:g}", course.max_score,
                                               *(f"{scores[e.module][0]:g}" for e in course.exercises), digest,
-                                              graded_at]))
+                                              graded_at, note]))
 
 
 def as_text(cell: object) -> str:

@@ -70,7 +70,8 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
         except SubmissionError as error:
             document = unreadable_results(course, f"The submission could not be read: {error}")
             write_reports(course, folder, name, document)
-            book.record(name, {**common, "digest": "unreadable"}, isolation().describe(), document, course.max_score, 0.0)
+            book.record(name, {**common, "digest": "unreadable"}, isolation().describe(), document, course.max_score,
+                        0.0, note=f"unreadable: {error}")
             rows[name] = (name, document, "unreadable")
             continue
         key = {**common, "digest": staged.digest + "".join(f" {module}" for module in exercises or ())}

@@ -129,3 +129,55 @@ def test_no_sandbox_refuses_official_grading_unless_told(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "UNSAFE" in (tmp_path / "out" / "mine" / "feedback.md").read_text()
     assert "20" in (tmp_path / "out" / "grades.csv").read_text().splitlines()[1].split(",")[1]
+
+
+def broken_zips(folder: Path) -> list[Path]:
+    """One submission for each way a zip or folder was seen to stop a batch."""
+    import zipfile
+
+    made = []
+
+    def archive(name: str, members: dict[str, bytes], method=zipfile.ZIP_STORED) -> Path:
+        path = folder / f"{name}.zip"
+        with zipfile.ZipFile(path, "w", method) as out:
+            for member, data in members.items():
+                out.writestr(member, data)
+        made.append(path)
+        return path
+
+    module = b"def get_pair_counts(ids):\n    return {}\n" * 50
+    encrypted = archive("encrypted", {"exercises/ex1_merge_tracing.py": module})
+    data = bytearray(encrypted.read_bytes())
+    for offset in (6, data.rfind(b"PK\x01\x02") + 8):  # the flag bit, in the local and central headers
+        data[offset] |= 1
+    encrypted.write_bytes(bytes(data))
+    for name, method in (("deflate", zipfile.ZIP_DEFLATED), ("bzip2", zipfile.ZIP_BZIP2)):
+        path = archive(name, {"exercises/ex1_merge_tracing.py": module}, method)
+        data = bytearray(path.read_bytes())
+        data[40:60] = b"\xff" * 20  # inside the compressed data
+        path.write_bytes(bytes(data))
+    archive("file_named_exercises", {"exercises": b"not a folder"})
+    archive("file_and_folder", {"exercises/a": b"x", "exercises/a/b.py": b"x"})
+    archive("long_name", {"exercises/" + "a" * 300 + ".py": b"x"})
+    odd = folder / "odd_name"
+    (odd / "exercises").mkdir(parents=True)
+    os.close(os.open(bytes(odd / "exercises") + b"/bad\xff.py", os.O_CREAT | os.O_WRONLY))
+    return [*made, odd]
+
+
+def test_one_bad_submission_never_stops_the_batch(tmp_path):
+    """Every unreadable submission gets 0 with its reason in grades.csv and its feedback; the
+    honest one beside them is graded, and the batch exits 0."""
+    alice = tmp_path / "subs" / "alice"
+    shutil.copytree(ROOT / "solutions", alice / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+    broken = broken_zips(tmp_path / "subs")
+    out = tmp_path / "out"
+    run = autograder("grade", str(alice), *map(str, broken), "--out", str(out), "--exercise", "ex1_merge_tracing")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "Traceback" not in run.stdout + run.stderr
+    rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert float(rows["alice"]["ex1_merge_tracing"]) == 20
+    for path in broken:
+        name = path.stem if path.suffix == ".zip" else path.name
+        assert float(rows[name]["score"]) == 0 and rows[name]["note"].startswith("unreadable: "), rows[name]
+        assert "could not be read" in (out / name / "feedback.md").read_text(), name
