@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -111,24 +112,25 @@ def _parser() -> argparse.ArgumentParser:
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .grading import grade_staged
     from .locked import check_locked
-    from .report import gradescope_results, print_check
+    from .report import print_check
 
     if not course.is_release:  # the full course holds the solutions: as official as grading
         require_isolation(args.unsafe)
     staged = stage(course, Path(args.path) if args.path else course.path(course.package))
     try:
         console.print(f"Checking [bold]{args.path or course.package}[/] against the public properties…")
-        document = grade_staged(course, staged, public_only=True)
+        grade = grade_staged(course, staged, public_only=True)
         if course.is_release:
-            document["tests"] += gradescope_results(course, check_locked(course, staged.root), [], 0)["tests"]
+            grade = replace(grade, results=(*grade.results, *check_locked(course, staged.root)))
     finally:
         staged.remove()
-    document["output"] += "\nOfficial grading also runs hidden properties."
+    note = "Official grading also runs hidden properties."
     if course.is_release:
-        document["output"] += (" Properties that compare your results with the reference solutions run there"
-                               " too; here the locked known-answer cases stand in for them.")
-    print_check(console, course, document)
-    return 0 if all(t["status"] == "passed" for t in document["tests"]) else 1
+        note += (" Properties that compare your results with the reference solutions run there"
+                 " too; here the locked known-answer cases stand in for them.")
+    grade = replace(grade, notes=(*grade.notes, note))
+    print_check(console, course, grade)
+    return 0 if all(r.passed for r in grade.results) else 1
 
 
 def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
@@ -155,7 +157,7 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
     print_grades(console, course, rows)
     console.print(isolation_note(), highlight=False)
     console.print(f"Reports: {args.out}/<name>/results.json and feedback.md; {args.out}/grades.csv", highlight=False)
-    failed = [name for name, document, _ in rows if document is None]
+    failed = [name for name, grade, _ in rows if grade is None]
     return 2 if failed else 0
 
 

@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 
 from .config import Course
-from .report import exercise_scores
+from .results import Grade
 
 BATCH_FILES = frozenset({"gradebook.sqlite", "grades.csv"})  # beside the submissions' report folders
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -69,7 +69,7 @@ class Gradebook:
             "WHERE submission = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
         return row == (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
 
-    def record(self, name: str, key: dict, isolation: str, document: dict, max_score: int, seconds: float,
+    def record(self, name: str, key: dict, isolation: str, grade: Grade, max_score: int, seconds: float,
                note: str = "") -> None:
         """Store one grading; ``note`` says why a submission was not graded (it goes to grades.csv)."""
         with self.connection:
@@ -77,12 +77,11 @@ class Gradebook:
                 "INSERT INTO gradings (submission, digest, course_digest, seed, engine_version, isolation,"
                 " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], isolation,
-                 document["score"], max_score, round(seconds, 3),
+                 grade.score, max_score, round(seconds, 3),
                  datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), note))
             self.connection.executemany(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",
-                [(cursor.lastrowid, t["extra_data"]["exercise"], t["name"], t["score"], t["max_score"], t["status"])
-                 for t in document["tests"]])
+                [(cursor.lastrowid, r.exercise, r.title, r.score, r.points, r.status) for r in grade.results])
 
     def write_csv(self, course: Course, path: Path) -> None:
         """One row per submission (its latest grading): total and per-exercise scores, and a note."""
@@ -94,12 +93,10 @@ class Gradebook:
             writer.writerow(["submission", "score", "max_score", *(e.module for e in course.exercises),
                              "digest", "graded_at", "note"])
             for grading_id, name, digest, score, graded_at, note in latest:
-                tests = self.connection.execute(
-                    "SELECT exercise, score, max_score FROM results WHERE grading_id = ?", (grading_id,)).fetchall()
-                document = {"tests": [{"extra_data": {"exercise": e}, "score": s, "max_score": m} for e, s, m in tests]}
-                scores = exercise_scores(course, document)
+                scores = dict(self.connection.execute(
+                    "SELECT exercise, SUM(score) FROM results WHERE grading_id = ? GROUP BY exercise", (grading_id,)))
                 writer.writerow(map(as_text, [name, f"{score:g}", course.max_score,
-                                              *(f"{scores[e.module][0]:g}" for e in course.exercises), digest,
+                                              *(f"{scores.get(e.module, 0):g}" for e in course.exercises), digest,
                                               graded_at, note]))
 
 

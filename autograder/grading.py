@@ -26,7 +26,8 @@ from .config import Course
 from .errors import GraderError
 from .gradebook import BATCH_FILES, Gradebook
 from .plugin import run_suites
-from .report import gradescope_results, unreadable_results, write_reports
+from .report import read_results, write_reports
+from .results import Grade
 from .sandbox import isolation, isolation_note
 from .submission import Staged, SubmissionError, stage
 
@@ -34,11 +35,10 @@ ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autogra
 
 
 def grade_staged(course: Course, staged: Staged, public_only: bool = False,
-                 exercises: list[str] | None = None) -> dict:
-    """Run the suites (of ``exercises``, default all) on a staged submission here and return its
-    ``results.json`` document."""
+                 exercises: list[str] | None = None) -> Grade:
+    """Run the suites (of ``exercises``, default all) on a staged submission here and return its grade."""
     results, seconds = run_suites(course, staged.root, public_only, exercises)
-    return gradescope_results(course, results, [isolation_note(), *staged.notes], seconds)
+    return Grade(tuple(results), (isolation_note(), *staged.notes), seconds)
 
 
 def course_digest(course: Course) -> str:
@@ -53,14 +53,14 @@ def course_digest(course: Course) -> str:
 
 
 def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
-               console: Console, exercises: list[str] | None = None) -> list[tuple[str, dict | None, str]]:
+               console: Console, exercises: list[str] | None = None) -> list[tuple[str, Grade | None, str]]:
     """Grade every ``(name, path)`` into ``out/<name>/`` (``exercises``, default all); return
-    ``(name, document, note)`` rows. Names are made safe first (:func:`safe_names`)."""
+    ``(name, grade, note)`` rows. Names are made safe first (:func:`safe_names`)."""
     out = out.resolve()  # the graders run in scratch folders of their own
     submissions = safe_names(submissions)
     out.mkdir(parents=True, exist_ok=True)
     book = Gradebook(out)
-    rows: dict[str, tuple[str, dict | None, str]] = {}
+    rows: dict[str, tuple[str, Grade | None, str]] = {}
     todo: list[tuple[str, Staged, dict, Path]] = []
     common = {"course_digest": course_digest(course), "seed": course.hypothesis.seed, "engine_version": __version__}
     for name, path in submissions:
@@ -68,15 +68,15 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
         try:
             staged = stage(course, path)
         except SubmissionError as error:
-            document = unreadable_results(course, f"The submission could not be read: {error}")
-            write_reports(course, folder, name, document)
-            book.record(name, {**common, "digest": "unreadable"}, isolation().describe(), document, course.max_score,
+            grade = Grade.unreadable(course, f"The submission could not be read: {error}")
+            write_reports(course, folder, name, grade)
+            book.record(name, {**common, "digest": "unreadable"}, isolation().describe(), grade, course.max_score,
                         0.0, note=f"unreadable: {error}")
-            rows[name] = (name, document, "unreadable")
+            rows[name] = (name, grade, "unreadable")
             continue
         key = {**common, "digest": staged.digest + "".join(f" {module}" for module in exercises or ())}
         if not force and book.is_current(name, key) and (folder / "results.json").is_file():
-            rows[name] = (name, json.loads((folder / "results.json").read_text()), "unchanged, skipped")
+            rows[name] = (name, read_results(folder), "unchanged, skipped")
             staged.remove()
             continue
         todo.append((name, staged, key, folder))
@@ -87,13 +87,13 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
                    for name, staged, key, folder in todo}
         for future in as_completed(running):
             name, staged, key = running[future]
-            document, seconds, problem = future.result()
+            grade, seconds, problem = future.result()
             staged.remove()
-            if document is None:
+            if grade is None:
                 rows[name] = (name, None, problem)
             else:
-                book.record(name, key, isolation().describe(), document, course.max_score, seconds)
-                rows[name] = (name, document, f"{seconds:.1f} s")
+                book.record(name, key, isolation().describe(), grade, course.max_score, seconds)
+                rows[name] = (name, grade, f"{seconds:.1f} s")
             progress.update(bar, advance=1, description=name)
     book.write_csv(course, out / "grades.csv")
     book.close()
@@ -131,9 +131,9 @@ def report_folder(out: Path, name: str) -> Path:
 
 
 def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
-                   exercises: list[str] | None = None) -> tuple[dict | None, float, str]:
-    """Grade in a fresh grader process (``exercises``, default all); returns the document (or
-    None), the seconds and a problem."""
+                   exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
+    """Grade in a fresh grader process (``exercises``, default all); returns the grade it wrote
+    to ``folder/results.json`` (or None), the seconds and a problem."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "grader.log"
     command = [sys.executable, "-m", "autograder", "--course", str(course.file), "grade-one",  # a name may start
@@ -151,5 +151,5 @@ def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
     seconds = time.monotonic() - started
     if code == 0 and (folder / "results.json").is_file():
         log.unlink()
-        return json.loads((folder / "results.json").read_text(encoding="utf-8")), seconds, ""
+        return read_results(folder), seconds, ""
     return None, seconds, f"grader failed ({code}), see {name}/grader.log"

@@ -79,8 +79,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from . import codec
 from .config import Course, CourseConfigError
 from .errors import GraderError, SandboxFailure, StudentError
-from .plugin import PropertyResult, on_path, open_session
+from .plugin import on_path, open_session
 from .proxy import MissingName
+from .results import PropertyResult
 
 BUDGET = 10**7  # structured guesses that must fail to find a sealed output
 WRAPPERS = frozenset({"dict", "list", "tuple", "set", "sorted", "len", "str"})

@@ -20,6 +20,7 @@ counted, so the feedback HTML shows nothing of them.
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from nbformat.v4 import new_output
@@ -33,6 +34,7 @@ from .errors import GraderError
 from .grading import grade_in_child
 from .sandbox import isolation_note, require_isolation
 from .nbgrader_course import module_source
+from .results import Grade
 from .submission import stage
 
 
@@ -58,57 +60,52 @@ class SandboxGrade(NbGraderPreprocessor):
         if len(cells) != 1:
             raise GraderError(f"{module}.ipynb should have one grade cell, it has {len(cells)}")
         student = resources["nbgrader"]["student"]
-        document = grade_notebook(course, module, module_source(nb), student)
-        cells[0].outputs = grade_outputs(course, module, document)
-        self.log.info("%s: %s scored %g / %d", student, module, _score(document), course.exercise(module).points)
+        grade = grade_notebook(course, module, module_source(nb), student)
+        cells[0].outputs = grade_outputs(course, module, grade)
+        self.log.info("%s: %s scored %g / %d", student, module, grade.score, course.exercise(module).points)
         return nb, resources
 
 
-def grade_notebook(course: Course, module: str, source: str, student: str) -> dict:
-    """Grade ``source`` as the student's module ``module``; return the ``results.json`` document."""
+def grade_notebook(course: Course, module: str, source: str, student: str) -> Grade:
+    """Grade ``source`` as the student's module ``module``; return its grade."""
     with tempfile.TemporaryDirectory(prefix="nbgrader-grade-") as scratch:
         folder = Path(scratch) / "submission"
         (folder / course.package).mkdir(parents=True)
         (folder / course.package / f"{module}.py").write_text(source, encoding="utf-8")
         staged = stage(course, folder)
         try:
-            document, _seconds, problem = grade_in_child(course, student, staged, Path(scratch) / "report", [module])
+            grade, _seconds, problem = grade_in_child(course, student, staged, Path(scratch) / "report", [module])
         finally:
             staged.remove()
-        if document is None:
+        if grade is None:
             log = Path(scratch) / "report" / "grader.log"
             details = log.read_text(encoding="utf-8", errors="replace")[-4000:] if log.is_file() else ""
             raise GraderError(f"grading {student}'s {module} failed: {problem}\n{details}")
-    return document
+    return grade
 
 
-def grade_outputs(course: Course, module: str, document: dict) -> list:
+def grade_outputs(course: Course, module: str, grade: Grade) -> list:
     """The grade cell's outputs: the feedback on stdout, then the score as the cell's result."""
     points = course.exercise(module).points
-    score = min(_score(document), points)
-    return [new_output("stream", name="stdout", text=feedback_text(module, points, document)),
+    score = min(grade.score, points)
+    return [new_output("stream", name="stdout", text=feedback_text(module, points, grade)),
             new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None)]
 
 
-def feedback_text(module: str, points: int, document: dict) -> str:
+def feedback_text(module: str, points: int, grade: Grade) -> str:
     """What the student reads under the grade cell."""
-    tests = [t for t in document["tests"] if t["extra_data"]["exercise"] == module]
-    public = [t for t in tests if not t["extra_data"].get("hidden")]
-    hidden = [t for t in tests if t["extra_data"].get("hidden")]
-    lines = [f"{module}: {_score(document):g} / {points} points. Your answer cells were graded as a module, "
-             "in a sandbox, by the course's property suites.", document.get("output", ""), ""]
-    for test in public:
-        mark = "passed" if test["status"] == "passed" else "FAILED"
-        name = test["extra_data"].get("property", test["name"])
-        lines.append(f"{mark}  {name} ({test['score']:g}/{test['max_score']:g})")
-        if test["status"] != "passed" and test["output"]:
-            lines += ["    " + line for line in test["output"].splitlines()] + [""]
-    if hidden:
-        passed = [t for t in hidden if t["status"] == "passed"]
-        lines.append(f"Hidden properties: {len(passed)} of {len(hidden)} passed "
-                     f"({sum(t['score'] for t in hidden):g} / {sum(t['max_score'] for t in hidden):g} points).")
+    results = [r for r in grade.results if r.exercise == module]
+    public = [r for r in results if not r.hidden]
+    hidden = replace(grade, results=tuple(r for r in results if r.hidden))
+    lines = [f"{module}: {grade.score:g} / {points} points. Your answer cells were graded as a module, "
+             "in a sandbox, by the course's property suites.", grade.notes_text, ""]
+    for result in public:
+        mark = "passed" if result.passed else "FAILED"
+        lines.append(f"{mark}  {result.name} ({result.score:g}/{result.points:g})")
+        if not result.passed and result.output:
+            lines += ["    " + line for line in result.output.splitlines()] + [""]
+    if hidden.results:
+        passed = [r for r in hidden.results if r.passed]
+        lines.append(f"Hidden properties: {len(passed)} of {len(hidden.results)} passed "
+                     f"({hidden.score:g} / {hidden.max_score:g} points).")
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _score(document: dict) -> float:
-    return sum(test["score"] for test in document["tests"])

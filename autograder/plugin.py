@@ -3,7 +3,8 @@
 It runs in the trusted grader process. For each test it starts a sandbox session on the
 submission (the ``student`` fixture), imports the reference (``reference``), loads the
 course's hypothesis profile, checks each test's points against ``course.yaml``, and records
-one :class:`PropertyResult` per test with feedback fit for the test's visibility.
+one :class:`~autograder.results.PropertyResult` per test with feedback fit for the test's
+visibility.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import importlib
 import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -24,22 +24,10 @@ from hypothesis import HealthCheck, Phase, settings
 from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
 from .proxy import MissingName, Session
+from .results import PropertyResult, clip
 from .sandbox import Layout, Limits
 
 PROFILE = "autograder"
-
-
-@dataclass(frozen=True)
-class PropertyResult:
-    """One graded property, as reports and the gradebook see it."""
-
-    exercise: str
-    name: str
-    points: int
-    score: int
-    passed: bool
-    hidden: bool
-    output: str
 
 
 class GradingPlugin:
@@ -190,14 +178,6 @@ def _feedback(item: pytest.Item, error: BaseException | None, hidden: bool, limi
     if notes:
         lines += ["", clip(notes.strip(), share)]
     return clip("\n".join(lines), limit)
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, with a marker saying so: student code decides how
-    long its messages are, and a report must stay readable (and small) whatever it does."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [feedback cut at {limit} characters]"
 
 
 def _leaf(error: BaseException | None) -> BaseException | None:

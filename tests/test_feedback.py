@@ -14,8 +14,9 @@ from rich.console import Console
 
 from autograder.config import CourseConfigError, Limits, load_course
 from autograder.errors import SandboxFailure, StudentError
-from autograder.plugin import _feedback, _reason, clip
-from autograder.report import capped, print_check
+from autograder.plugin import _feedback, _reason
+from autograder.report import print_check
+from autograder.results import Grade, PropertyResult, clip
 from tests.test_config import ROOT, write_variant
 
 MARKER = "… [feedback cut at"
@@ -74,12 +75,11 @@ def test_clip_marks_the_cut():
 
 def test_reports_cap_each_output_and_all_of_them():
     limits = Limits(feedback_chars=1000, report_chars=2500)
-    test = {"output": "y" * 5000, "name": "ex1: p", "score": 0, "max_score": 1, "status": "failed",
-            "extra_data": {"exercise": "ex1", "property": "p"}}
-    document = capped(limits, {"score": 0, "output": "n" * 5000, "tests": [test] * 4})
-    sizes = [len(document["output"])] + [len(t["output"]) for t in document["tests"]]
+    result = PropertyResult(exercise="ex1", name="p", points=1, score=0, passed=False, hidden=False, output="y" * 5000)
+    grade = Grade((result,) * 4, ("n" * 5000,), 0.0).capped(limits)
+    sizes = [len(grade.notes_text)] + [len(r.output) for r in grade.results]
     assert all(size <= 1000 + 40 for size in sizes) and sum(sizes) <= 2500 + 5 * 40
-    assert all(t["output"].endswith("characters]") for t in document["tests"])
+    assert all(r.output.endswith("characters]") for r in grade.results)
 
 
 def test_limits_are_validated(tmp_path):
@@ -90,13 +90,14 @@ def test_limits_are_validated(tmp_path):
 
 def test_self_check_says_what_it_counts():
     course = load_course(ROOT / "course.yaml")
-    passed = {"name": "ex1_merge_tracing: p", "score": 2, "max_score": 2, "status": "passed", "output": "",
-              "extra_data": {"exercise": "ex1_merge_tracing", "property": "p"}}
-    locked = {**passed, "name": "ex1_merge_tracing: locked case: c", "score": 0, "max_score": 0,
-              "extra_data": {"exercise": "ex1_merge_tracing", "property": "locked case: c"}}
-    for tests, title in (([passed], "(public properties)"), ([passed, locked], "(public properties and locked cases)")):
+    passed = PropertyResult(exercise="ex1_merge_tracing", name="p", points=2, score=2, passed=True, hidden=False,
+                            output="")
+    locked = PropertyResult(exercise="ex1_merge_tracing", name="locked case: c", points=0, score=0, passed=True,
+                            hidden=False, output="")
+    for tests, title in (((passed,), "(public properties)"),
+                         ((passed, locked), "(public properties and locked cases)")):
         console = Console(record=True, width=250)
-        print_check(console, course, {"score": 2, "output": "", "tests": tests})
+        print_check(console, course, Grade(tests, (), 0.0))
         screen = console.export_text()
         assert title in screen and "points" in screen and "passed" in screen
         assert "score" not in screen

@@ -15,6 +15,7 @@ from autograder.config import load_course
 from autograder.errors import GraderError
 from autograder.gradebook import Gradebook
 from autograder.grading import report_folder, safe_names
+from autograder.results import Grade
 from autograder.submission import submission_name
 from tests.test_config import ROOT
 
@@ -51,7 +52,7 @@ def test_csv_cells_never_start_a_formula(tmp_path):
     book = Gradebook(tmp_path)
     key = {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "0"}
     for name in ('=HYPERLINK("http://evil","x")', "+1", "-1", "@SUM(A1)", "plain"):
-        book.record(name, key, "none", {"score": 0, "tests": []}, course.max_score, 0.0)
+        book.record(name, key, "none", Grade((), (), 0.0), course.max_score, 0.0)
     book.write_csv(course, tmp_path / "grades.csv")
     book.close()
     names = [row["submission"] for row in csv.DictReader((tmp_path / "grades.csv").open())]

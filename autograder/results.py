@@ -1,0 +1,128 @@
+"""The result model: what grading one submission found, as every part of the engine reads it.
+
+The pytest plugin records a :class:`PropertyResult` per property (self-check adds one per
+locked case); a :class:`Grade` holds a submission's results, the notes its reader gets and
+the seconds grading took. Reports, the gradebook, self-check and nbgrader read a Grade.
+Gradescope's ``results.json`` appears only at the edges: :meth:`Grade.to_gradescope` writes
+it and :meth:`Grade.from_gradescope` reads the one a grader process wrote. Each test there
+has ``name``, ``score``, ``max_score``, ``status``, ``visibility`` (``visible`` for public
+properties, ``after_published`` for hidden ones), ``output`` and ``extra_data``; the ``tests``
+array holds nothing that changes between runs (no times), so grading the same submission
+twice gives the same bytes. Every text is capped (``limits.feedback_chars`` per text,
+``limits.report_chars`` per report) with a marker where it was cut: student code decides
+how long its messages are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .config import Course, Limits
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """One graded property, as reports and the gradebook see it."""
+
+    exercise: str
+    name: str
+    points: int
+    score: int
+    passed: bool
+    hidden: bool
+    output: str
+
+    @property
+    def title(self) -> str:
+        """The name reports and the gradebook show: ``exercise: property``."""
+        return f"{self.exercise}: {self.name}"
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.passed else "failed"
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One submission's results, the notes for its reader and the seconds grading took.
+
+    ``seconds`` is None for a submission that could not be read: nothing ran, so its
+    document has no ``execution_time`` and its tests (one per exercise) name no property.
+    """
+
+    results: tuple[PropertyResult, ...]
+    notes: tuple[str, ...]
+    seconds: float | None
+
+    @classmethod
+    def unreadable(cls, course: Course, message: str) -> Grade:
+        """Zero on every exercise of a submission that could not be read, and why."""
+        return cls(tuple(PropertyResult(exercise=e.module, name="submission", points=e.points, score=0, passed=False,
+                                        hidden=False, output=message) for e in course.exercises), (message,), None)
+
+    @property
+    def score(self) -> int:
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_score(self) -> int:
+        return sum(r.points for r in self.results)
+
+    @property
+    def notes_text(self) -> str:
+        return "\n".join(self.notes)
+
+    def by_exercise(self, course: Course) -> dict[str, tuple[float, int]]:
+        """Score and maximum per exercise module: every one of ``course``'s, then any other graded."""
+        scores = {e.module: [0.0, 0] for e in course.exercises}
+        for result in self.results:
+            entry = scores.setdefault(result.exercise, [0.0, 0])
+            entry[0] += result.score
+            entry[1] += result.points
+        return {module: (score, maximum) for module, (score, maximum) in scores.items()}
+
+    def capped(self, limits: Limits) -> Grade:
+        """This grade with each text cut to ``limits.feedback_chars``, and all of them together (the
+        notes first) to ``limits.report_chars``: the later ones get what the earlier ones left.
+        Capping a capped grade changes nothing."""
+        left = limits.report_chars
+        texts = []
+        for text in [self.notes_text, *(r.output for r in self.results)]:
+            text = clip(text, min(limits.feedback_chars, max(left, 0)))
+            left -= len(text)
+            texts.append(text)
+        results = tuple(replace(r, output=output) for r, output in zip(self.results, texts[1:]))
+        return replace(self, results=results, notes=(texts[0],))
+
+    def to_gradescope(self, course: Course) -> dict:
+        """Gradescope's ``results.json`` document, capped to ``course``'s limits."""
+        grade = self.capped(course.limits)
+        timing = {} if grade.seconds is None else {"execution_time": round(grade.seconds, 3)}
+        return {"score": grade.score, **timing, "output": grade.notes_text, "visibility": "visible",
+                "tests": [grade._gradescope_test(r) for r in grade.results]}
+
+    def _gradescope_test(self, result: PropertyResult) -> dict:
+        extra = {"exercise": result.exercise}
+        if self.seconds is not None:
+            extra |= {"property": result.name, "hidden": result.hidden}
+        return {"name": result.title, "score": result.score, "max_score": result.points, "status": result.status,
+                "visibility": "after_published" if result.hidden else "visible", "output": result.output,
+                "extra_data": extra}
+
+    @classmethod
+    def from_gradescope(cls, document: dict) -> Grade:
+        """The grade a ``results.json`` document of :meth:`to_gradescope` holds."""
+        results = tuple(PropertyResult(
+            exercise=t["extra_data"]["exercise"], name=t["extra_data"].get("property", t["name"].split(": ", 1)[-1]),
+            points=t["max_score"], score=t["score"], passed=t["status"] == "passed",
+            hidden=t["extra_data"].get("hidden", False), output=t["output"],
+        ) for t in document["tests"])
+        return cls(results, (document["output"],), document.get("execution_time"))
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with a marker saying so: student code decides how
+    long its messages are, and a report must stay readable (and small) whatever it does."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [feedback cut at {limit} characters]"
