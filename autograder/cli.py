@@ -8,10 +8,10 @@
 - ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
 - ``bench [SUBMISSION]``: measures the sandbox's overhead and grading throughput.
 - ``release --out DIR``: the student release (no solutions, no hidden properties, sealed
-  locked cases); see :mod:`autograder.release`.
+  locked cases); see :mod:`autograder.delivery.release`.
 - ``nbgrader --out DIR``: an nbgrader course, one assignment per exercise, graded by the
-  sandboxed engine; see :mod:`autograder.nbgrader_course`.
-- ``gradescope --out FILE.zip``: a Gradescope autograder; see :mod:`autograder.gradescope`.
+  sandboxed engine; see :mod:`autograder.delivery.nbgrader_course`.
+- ``gradescope --out FILE.zip``: a Gradescope autograder; see :mod:`autograder.delivery.gradescope`.
 
 Problems with the course, a submission or the grader print one clear message and exit 2.
 Official grading (``grade``, ``grade-one``, and ``check`` outside a student release) refuses
@@ -190,7 +190,7 @@ def _refuse_release(course: Course) -> None:
 
 
 def _release(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .release import build_release
+    from .delivery.release import build_release
 
     left_out = build_release(course, args.out)
     console.print(f"Student release written to [bold]{args.out}[/] ({len(left_out)} properties left out: hidden, "
@@ -200,7 +200,7 @@ def _release(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 
 def _nbgrader(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .nbgrader_course import build_nbgrader_course
+    from .delivery.nbgrader_course import build_nbgrader_course
 
     build_nbgrader_course(course, args.out)
     console.print(f"nbgrader course written to [bold]{args.out}[/]: cd there, then "
@@ -210,7 +210,7 @@ def _nbgrader(course: Course, args: argparse.Namespace, console: Console) -> int
 
 
 def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .gradescope import build_gradescope
+    from .delivery.gradescope import build_gradescope
 
     build_gradescope(course, args.out)
     console.print(f"Gradescope autograder written to [bold]{args.out}[/]: upload it as the assignment's "

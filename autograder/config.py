@@ -6,9 +6,9 @@ time and resource budgets, the caps on feedback, the hypothesis settings and its
 Every path in the file is relative to the file's own folder; the file may have any name, and
 ``Course.file`` is where it was read from, so every command that hands the course on (to a
 grader process, an nbgrader config) names that file and not some ``course.yaml`` beside it.
-``delivery`` names what the delivery channels ship (:mod:`autograder.release`,
-:mod:`autograder.nbgrader_course`, :mod:`autograder.gradescope`); a course without
-``solutions`` is a student release.
+``delivery`` names what the delivery channels ship (:mod:`autograder.delivery`) and the
+course text they write (``delivery.templates``); a course without ``solutions`` is a student
+release.
 
 A malformed file never produces a traceback: :func:`load_course` raises
 :class:`CourseConfigError` with one line per problem, each naming the key.
@@ -17,6 +17,7 @@ A malformed file never produces a traceback: :func:`load_course` raises
 from __future__ import annotations
 
 import re
+import string
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+TEMPLATE_FIELDS = {  # the placeholders each course text of ``delivery.templates`` may use
+    "release_readme": ("title", "package", "exercise_rows", "setup", "data_section"),
+    "nbgrader_howto": ("package",),
+    "nbgrader_grade_cell": ("points",),
+}
 
 
 class CourseConfigError(Exception):
@@ -75,6 +81,16 @@ class Sandbox(_Strict):
         return env
 
 
+class Templates(_Strict):
+    """The course text the delivery channels write, each a file with ``${name}`` placeholders
+    (:class:`string.Template`, ``$$`` for a dollar sign; :data:`TEMPLATE_FIELDS` lists them);
+    a key left out takes the engine's default, in ``autograder/delivery/templates/``."""
+
+    release_readme: str | None = None  # the student release's README.md
+    nbgrader_howto: str | None = None  # "how this notebook works", under each notebook's task
+    nbgrader_grade_cell: str | None = None  # the comment in each notebook's grade cell
+
+
 class Delivery(_Strict):
     """What the delivery channels (student release, nbgrader, Gradescope) ship besides the
     files the rest of the course file names."""
@@ -82,6 +98,7 @@ class Delivery(_Strict):
     locked: str | None = None  # the locked known-answer cases (a release holds their hashes only)
     include: list[str] = []  # more course files and folders to ship, such as support packages
     fetch: str | None = None  # the command a student runs to fetch the data the exercises read
+    templates: Templates = Templates()  # course text of its own in place of the engine's
 
 
 class Sample(_Strict):
@@ -192,5 +209,25 @@ def _check_files(course: Course, path: Path) -> None:
             problems.append(f"{key}: no such folder {getattr(course, key)!r}")
     if course.delivery.locked is not None and not course.path(course.delivery.locked).is_file():
         problems.append(f"delivery.locked: no such file {course.delivery.locked!r}")
+    for key, relative in course.delivery.templates:
+        if relative is not None:
+            problems += _template_problems(course, key, relative)
     if problems:
         raise CourseConfigError(f"{path}: " + "; ".join(problems))
+
+
+def _template_problems(course: Course, key: str, relative: str) -> list[str]:
+    """What keeps the course text ``delivery.templates.<key>`` from filling in: no such file,
+    a lone ``$``, a placeholder the text may not use."""
+    where, path, fields = f"delivery.templates.{key}", course.path(relative), TEMPLATE_FIELDS[key]
+    if not path.is_file():
+        return [f"{where}: no such file {relative!r}"]
+    try:
+        template = string.Template(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        return [f"{where}: cannot be read ({error})"]
+    if not template.is_valid():
+        return [f"{where}: a `$` that starts no placeholder (write `$$` for a dollar sign)"]
+    allowed = ", ".join(f"${{{name}}}" for name in fields)
+    return [f"{where}: unknown placeholder ${{{name}}} (it may use {allowed})"
+            for name in template.get_identifiers() if name not in fields]

@@ -18,8 +18,10 @@ import yaml
 from autograder.config import load_course
 from autograder.errors import GraderError
 from autograder.locked import canonical, digest, load_cases, seal
-from autograder.release import public_suite
+from autograder.delivery.release import public_suite
 from tokcourse import assets
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_LINE = 25

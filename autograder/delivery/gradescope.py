@@ -23,9 +23,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .config import Course
-from .errors import GraderError
-from .release import course_yaml, lock_files, ship, ship_engine
+from ..config import Course
+from ..errors import GraderError
+from .shipping import course_yaml, lock_files, ship, ship_engine
 
 
 def build_gradescope(course: Course, out: Path) -> None:

@@ -12,29 +12,26 @@
 - ``course.yaml`` without ``solutions`` and ``samples``: a course without solutions is a
   release, where the engine allows a suite's points to fall short of its exercise's and
   ``check`` also runs the locked cases;
-- a README for students on self-check, the data to fetch and submission. The engine knows no
-  course's data tool: ``delivery.fetch`` in the course file names the command, and the
-  sandbox's ``env`` (``{root}`` read as the release folder) says where the fetched files are
-  looked for.
-
-:func:`ship` and :func:`ship_engine` copy files for the release and the Gradescope bundle alike.
+- a README for students on self-check, the data to fetch and submission, from the course
+  text ``release_readme`` (:func:`~autograder.delivery.shipping.course_text`). The engine
+  knows no course's data tool: ``delivery.fetch`` in the course file names the command, and
+  the sandbox's ``env`` (``{root}`` read as the release folder) says where the fetched files
+  are looked for.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import shutil
 from pathlib import Path
 
 import yaml
 
-from .config import Course, load_course
-from .errors import GraderError
-from .locked import seal
+from ..config import Course, load_course
+from ..errors import GraderError
+from ..locked import seal
+from .shipping import ENGINE_DIR, course_text, course_yaml, lock_files, new_folder, ship, ship_engine
 
-ENGINE_DIR = Path(__file__).resolve().parent
-SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
 HIDDEN_MARK = "pytest.mark.hidden"
 REFERENCE_FIXTURE = "reference"
 
@@ -61,30 +58,6 @@ def build_release(course: Course, out: Path) -> list[str]:
     _write(out / "README.md", student_readme(course))
     load_course(out / "course.yaml")
     return removed
-
-
-def ship(course: Course, relative_paths: list[str], out: Path) -> None:
-    """Copy course files and folders (paths relative to the course) to the same places in ``out``."""
-    for relative in dict.fromkeys(relative_paths):
-        source = course.path(relative)
-        target = out / relative
-        if source.is_dir():
-            shutil.copytree(source, target, ignore=SKIPPED, dirs_exist_ok=True)
-        elif source.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-        else:
-            raise GraderError(f"course.yaml names {relative!r}, which does not exist")
-
-
-def ship_engine(out: Path) -> None:
-    """Copy the engine, this package, to ``out/autograder``."""
-    shutil.copytree(ENGINE_DIR, out / ENGINE_DIR.name, ignore=SKIPPED)
-
-
-def lock_files(course: Course) -> list[str]:
-    """The shipped files that pin the Python dependencies (``requirements*.lock`` or ``.txt``)."""
-    return [p for p in course.delivery.include if re.fullmatch(r"requirements.*\.(lock|txt)", Path(p).name)]
 
 
 def _common_paths(course: Course) -> list[str]:
@@ -282,15 +255,6 @@ def _needs_reference(node: ast.AST) -> bool:
     return REFERENCE_FIXTURE in [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
 
 
-def course_yaml(course: Course, header: str, drop: tuple[str, ...], **extra) -> str:
-    """The course file with the keys ``drop`` left out and ``extra`` added, under a comment."""
-    raw = yaml.safe_load(course.file.read_text(encoding="utf-8"))
-    for key in drop:
-        raw.pop(key, None)
-    comment = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
-    return comment + yaml.safe_dump(raw | extra, sort_keys=False, allow_unicode=True)
-
-
 def _release_course_yaml(course: Course) -> str:
     """``course.yaml`` for students: no solutions, no samples, only the sealed cases' file."""
     header = (f"{course.title}: the student release, written by `python -m autograder release`.\n"
@@ -298,13 +262,6 @@ def _release_course_yaml(course: Course) -> str:
               "no reference and the locked known-answer cases. Paths are relative to this file.")
     locked = {"delivery": {"locked": course.delivery.locked}} if course.delivery.locked else {}
     return course_yaml(course, header, ("solutions", "samples", "delivery"), **locked)
-
-
-def new_folder(out: Path) -> None:
-    """Create ``out``, or accept it empty; anything else is a :class:`GraderError`."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise GraderError(f"{out} exists and is not an empty folder; choose a new one")
-    out.mkdir(parents=True, exist_ok=True)
 
 
 def _write(path: Path, text: str) -> None:
@@ -345,63 +302,10 @@ Fetch it once, from this folder:
 
 def student_readme(course: Course) -> str:
     """The README of the release: what is where, self-check, the data to fetch, submission."""
-    package = course.package
     rows = "\n".join(f"| `{e.module}` | {e.title} | {e.points} |" for e in course.exercises)
     locks = lock_files(course)
     install = "".join(f" -r {p}" for p in locks)
     setup = (f"python3 -m venv .venv\n.venv/bin/python -m pip install{install}\n" if locks else
              "python3 -m venv .venv   # then install what your instructor names\n")
-    return f"""# {course.title}
-
-Your copy of the course: the exercises to solve, and the self-check that tells you how you
-are doing before you hand in.
-
-| module | exercise | points |
-|---|---|---|
-{rows}
-
-## What is here
-
-- `{package}/`: your work. Each exercise module's docstring states the task, the exact
-  rules, a worked example and a hint; the docstrings are all you need for full marks. Edit
-  the functions in place; you may add helper modules inside `{package}/`.
-- `autograder/`, `suites/`, `course.yaml`: the self-check. Leave them as they are.
-
-## Set up once
-
-Python 3.11 or newer:
-
-```sh
-{setup}```
-
-On Linux, the self-check runs your code in a bubblewrap sandbox when `bwrap` is installed
-(Debian and Ubuntu: `sudo apt-get install bubblewrap`); without it, it uses plain processes
-with resource limits, and says so.
-{data_section(course)}
-## Check your work
-
-```sh
-.venv/bin/python -m autograder check                 # your {package}/ folder
-.venv/bin/python -m autograder check my-work.zip     # or the folder or zip you will hand in
-```
-
-Your code runs in a sandbox. The self-check runs two kinds of tests and prints a table per
-exercise, then every failure:
-
-- **public properties**: invariants your code must keep on many generated inputs (lengths,
-  round trips, orders, errors for bad input). A failure shows the smallest input found, what
-  was expected and what came back.
-- **locked known-answer cases**: fixed calls whose correct results are locked. Only a
-  salted hash of each answer ships with this copy, so a case tells you pass or fail and the
-  calls to replay, never the answer itself.
-
-Official grading runs more: the properties that compare your results with the reference
-solutions on generated inputs, and hidden properties, which report only their name and a
-one-line reason. Passing the self-check is a good sign, not a promise of full marks; the
-points in the table above are the official ones.
-
-## Hand in
-
-A `.zip` (or a folder) holding your `{package}/` folder, or just the exercise modules at its
-top: both are graded the same. Check that zip with `check my-work.zip` before you hand it in.
-"""
+    return course_text(course, "release_readme", title=course.title, package=course.package, exercise_rows=rows,
+                       setup=setup, data_section=data_section(course))

@@ -1,12 +1,12 @@
-"""nbgrader's autograde step for notebooks of :mod:`autograder.nbgrader_course`.
+"""nbgrader's autograde step for notebooks of :mod:`autograder.delivery.nbgrader_course`.
 
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
 It takes the exercise module out of the notebook (the answer cells and the read-only code,
-:func:`~autograder.nbgrader_course.module_source`), stages it as a submission, grades it in
-a fresh grader process (:func:`~autograder.grading.grade_in_child`, the sandboxed engine,
-only that exercise's suite) and writes the outcome as the grade cell's output: the feedback
-as text, the score as the cell's result, which nbgrader's ``SaveAutoGrades`` records as
-partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
+:func:`~autograder.delivery.nbgrader_course.module_source`), stages it as a submission,
+grades it in a fresh grader process (:func:`~autograder.grading.grade_in_child`, the
+sandboxed engine, only that exercise's suite) and writes the outcome as the grade cell's
+output: the feedback as text, the score as the cell's result, which nbgrader's
+``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
 or the engine's helpers, only ever runs in the sandbox, as the module under test.
 
 Before its first notebook, the process checks the sandbox as ``grade`` does: it refuses
@@ -28,14 +28,14 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from .canary import run_canary
-from .config import Course, load_course
-from .errors import GraderError
-from .grading import grade_in_child
-from .sandbox import isolation_note, require_isolation
+from ..canary import run_canary
+from ..config import Course, load_course
+from ..errors import GraderError
+from ..grading import grade_in_child
+from ..results import Grade
+from ..sandbox import isolation_note, require_isolation
+from ..submission import stage
 from .nbgrader_course import module_source
-from .results import Grade
-from .submission import stage
 
 
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked

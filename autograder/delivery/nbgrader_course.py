@@ -15,10 +15,13 @@ for every exercise, the course's provided files beside each notebook, and
   ``nbgrader generate_assignment`` gives students the stub itself;
 - one read-only grade cell worth the exercise's points.
 
-The answer cells and the given code, in order, are the exercise's module
-(:func:`module_source`); :class:`autograder.nbgrader_grade.SandboxGrade` grades that module
-with the engine. ``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so
-nbgrader never runs a student's notebook: student code runs only in the sandbox.
+The task's "how this notebook works" and the grade cell's comment are the course texts
+``nbgrader_howto`` and ``nbgrader_grade_cell``
+(:func:`~autograder.delivery.shipping.course_text`). The answer cells and the given code, in
+order, are the exercise's module (:func:`module_source`);
+:class:`autograder.delivery.nbgrader_grade.SandboxGrade` grades that module with the engine.
+``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so nbgrader never runs
+a student's notebook: student code runs only in the sandbox.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Course, Exercise
-from .errors import GraderError
-from .release import new_folder, ship
+from ..config import Course, Exercise
+from ..errors import GraderError
+from .shipping import ENGINE_DIR, course_text, new_folder, ship
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE"
@@ -73,7 +76,8 @@ def exercise_notebook(course: Course, exercise: Exercise):
     module = exercise.module
     stub = _Source((course.path(course.package) / f"{module}.py").read_text(encoding="utf-8"))
     reference = _flatten(course.path(course.solutions), module)
-    task = f"# {exercise.title}\n\n{_markdown(stub.docstring)}\n\n{HOW_TO.format(package=course.package)}"
+    how_to = _cell_text(course, "nbgrader_howto", package=course.package)
+    task = f"# {exercise.title}\n\n{_markdown(stub.docstring)}\n\n{how_to}"
     cells = [v4.new_markdown_cell(task, metadata=_meta(f"{module}_task", locked=True))]
     cells += [v4.new_markdown_cell(f"## `{path}`\n\n{_markdown(doc)}",
                                    metadata=_meta(f"{module}_{Path(path).stem}_notes", locked=True))
@@ -90,7 +94,8 @@ def exercise_notebook(course: Course, exercise: Exercise):
         else:
             text = _function_cell(stub, node, reference.find(node.name), reference)
         cells.append(v4.new_code_cell(text, metadata=_meta(f"{module}_{node.name}", solution=True)))
-    cells.append(v4.new_code_cell(GRADE_CELL.format(points=exercise.points),
+    grade_cell = _cell_text(course, "nbgrader_grade_cell", points=exercise.points)
+    cells.append(v4.new_code_cell(grade_cell,
                                   metadata=_meta(f"{module}_grade", grade=True, locked=True, points=exercise.points)))
     notebook = v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -98,20 +103,12 @@ def exercise_notebook(course: Course, exercise: Exercise):
     return notebook
 
 
-HOW_TO = """\
-**How this notebook works.** Write your code in the answer cells below, where it says
-`# YOUR CODE HERE`: one cell per graded function or class, and one for helpers of your own.
-Those cells, with the read-only code, are your module; keep them plain Python (no `%` or `!`
-lines). The course's provided files sit beside this notebook, in `{package}/`, so you can
-import them (`from {package} import ...`). Autograding runs the course's property suites, hidden ones included, on your
-module in a sandbox, outside this notebook; the grade cell at the end shows the result."""
-
 HELPERS_NOTE = "# Helpers of your own for this exercise (imports, constants, functions), if you want any."
 
-GRADE_CELL = """\
-# Worth {points} points. The autograder grades this notebook's answer cells with the course's
-# property suites (hidden ones included) in a sandbox, outside this notebook; the score and
-# the feedback appear below after grading. Running this cell does nothing."""
+
+def _cell_text(course: Course, key: str, **fields: object) -> str:
+    """A course text as a cell's source: filled in, without the file's final newline."""
+    return course_text(course, key, **fields).rstrip("\n")
 
 
 def _meta(grade_id: str, solution: bool = False, grade: bool = False, locked: bool = False,
@@ -369,7 +366,7 @@ def _defines(node: ast.AST) -> set[str]:
 
 
 def _config(course: Course) -> str:
-    return CONFIG.format(title=course.title, engine=repr(str(Path(__file__).resolve().parent.parent)),
+    return CONFIG.format(title=course.title, engine=repr(str(ENGINE_DIR.parent)),
                          course=repr(str(course.file)), stub=repr(CODE_STUB))
 
 
@@ -398,7 +395,7 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.ClearSolutions.code_stub = {{"python": {stub}}}
 
 c.Autograde.autograde_preprocessors = [
-    "autograder.nbgrader_grade.SandboxGrade",
+    "autograder.delivery.nbgrader_grade.SandboxGrade",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

@@ -1,0 +1,73 @@
+"""What the delivery channels share: copying course files and the engine into what they build,
+the course file rewritten for a channel, and the course text they write from templates.
+
+A course text is a file with ``${name}`` placeholders (:class:`string.Template`): the one
+``course.yaml`` names under ``delivery.templates``, else the engine's default in
+``templates/`` beside this module. :mod:`autograder.config` checks a course's own templates
+when it loads the course.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import string
+from pathlib import Path
+
+import yaml
+
+from ..config import Course
+from ..errors import GraderError
+
+ENGINE_DIR = Path(__file__).resolve().parent.parent
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+DEFAULT_TEMPLATES = {"release_readme": "release_readme.md", "nbgrader_howto": "nbgrader_howto.md",
+                     "nbgrader_grade_cell": "nbgrader_grade_cell.txt"}
+SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
+
+
+def ship(course: Course, relative_paths: list[str], out: Path) -> None:
+    """Copy course files and folders (paths relative to the course) to the same places in ``out``."""
+    for relative in dict.fromkeys(relative_paths):
+        source = course.path(relative)
+        target = out / relative
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=SKIPPED, dirs_exist_ok=True)
+        elif source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        else:
+            raise GraderError(f"course.yaml names {relative!r}, which does not exist")
+
+
+def ship_engine(out: Path) -> None:
+    """Copy the engine, the ``autograder`` package with this subpackage, to ``out/autograder``."""
+    shutil.copytree(ENGINE_DIR, out / ENGINE_DIR.name, ignore=SKIPPED)
+
+
+def lock_files(course: Course) -> list[str]:
+    """The shipped files that pin the Python dependencies (``requirements*.lock`` or ``.txt``)."""
+    return [p for p in course.delivery.include if re.fullmatch(r"requirements.*\.(lock|txt)", Path(p).name)]
+
+
+def course_yaml(course: Course, header: str, drop: tuple[str, ...], **extra) -> str:
+    """The course file with the keys ``drop`` left out and ``extra`` added, under a comment."""
+    raw = yaml.safe_load(course.file.read_text(encoding="utf-8"))
+    for key in drop:
+        raw.pop(key, None)
+    comment = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+    return comment + yaml.safe_dump(raw | extra, sort_keys=False, allow_unicode=True)
+
+
+def course_text(course: Course, key: str, **fields: object) -> str:
+    """The course text ``key`` of ``delivery.templates`` (or the engine's default) filled in with ``fields``."""
+    chosen = getattr(course.delivery.templates, key)
+    path = course.path(chosen) if chosen else TEMPLATES / DEFAULT_TEMPLATES[key]
+    return string.Template(path.read_text(encoding="utf-8")).substitute(fields)
+
+
+def new_folder(out: Path) -> None:
+    """Create ``out``, or accept it empty; anything else is a :class:`GraderError`."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise GraderError(f"{out} exists and is not an empty folder; choose a new one")
+    out.mkdir(parents=True, exist_ok=True)
