@@ -25,7 +25,8 @@ def write_variant(tmp_path: Path, change) -> Path:
     raw = yaml.safe_load((ROOT / "course.yaml").read_text())
     change(raw)
     for name in ("suites", "solutions", "exercises", "tokcourse", "samples"):
-        (tmp_path / name).symlink_to(ROOT / name)
+        if not (tmp_path / name).exists():
+            (tmp_path / name).symlink_to(ROOT / name)
     path = tmp_path / "course.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path
@@ -78,3 +79,17 @@ def test_command_line_reports_without_traceback(tmp_path):
     assert run.returncode == 2
     assert "not valid YAML" in run.stderr
     assert "Traceback" not in run.stderr + run.stdout
+
+
+def test_a_course_replaces_the_delivery_texts_with_its_own(tmp_path):
+    """delivery.templates: a course's own text, checked when the course loads."""
+    from autograder.delivery.release import student_readme
+
+    (tmp_path / "readme.md").write_text("# ${title}\nOur own words for ${package}.\n${exercise_rows}\n${setup}\n"
+                                        "${data_section}\n")
+    (tmp_path / "howto.md").write_text("${points} is not a placeholder of the how-to\n")
+    own = write_variant(tmp_path, lambda c: c["delivery"].update(templates={"release_readme": "readme.md"}))
+    assert "Our own words for exercises." in student_readme(load_course(own))
+    wrong = write_variant(tmp_path, lambda c: c["delivery"].update(templates={"nbgrader_howto": "howto.md"}))
+    with pytest.raises(CourseConfigError, match=r"delivery\.templates\.nbgrader_howto: unknown placeholder \$\{points\}"):
+        load_course(wrong)
