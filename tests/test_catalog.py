@@ -26,6 +26,8 @@ from tests.catalog import (
     grade,
 )
 
+pytestmark = pytest.mark.slow
+
 WORKERS = 2
 
 

@@ -19,6 +19,8 @@ from autograder.report import print_check
 from autograder.results import Grade, PropertyResult, clip
 from tests.test_config import ROOT, write_variant
 
+pytestmark = pytest.mark.slow
+
 MARKER = "… [feedback cut at"
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}

@@ -23,6 +23,8 @@ from autograder.config import load_course
 from autograder.plugin import run_suites
 from autograder.sandbox import SANDBOX_UIDS, _sandbox_uid, isolation
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = load_course(ROOT / "course.yaml")
 EXERCISE = "ex1_merge_tracing"

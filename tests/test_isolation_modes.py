@@ -28,6 +28,7 @@ EXERCISE = "ex1_merge_tracing"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"),
                                 reason="simulating the modes needs root and capsh (libcap2-bin)")
+pytestmark = [pytestmark, pytest.mark.slow]
 
 ATTACK = '''
 

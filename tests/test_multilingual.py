@@ -13,6 +13,8 @@ import pytest
 from solutions.ex4_multilingual import benchmark
 from tokcourse import assets, multilingual, registry
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 DJANGO = [f"django-{locale}" for locale in multilingual.DJANGO_LANGUAGES]
 

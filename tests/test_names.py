@@ -19,6 +19,8 @@ from autograder.results import Grade
 from autograder.submission import submission_name
 from tests.test_config import ROOT
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("file, name", [
     ("...zip", "_.."), ("..zip", "_."), (".zip", "_.zip"), ("alice.zip", "alice"), ("a b/c.zip", "c"),

@@ -16,6 +16,8 @@ import pytest
 from autograder.config import load_course
 from tests.test_release import hidden_properties, leaks
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = load_course(ROOT / "course.yaml")
 POINTS = {e.module: e.points for e in COURSE.exercises}

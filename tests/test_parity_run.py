@@ -6,9 +6,12 @@ tokenizer file or the reference changes, this test says so.
 
 from pathlib import Path
 
+import pytest
 import tiktoken
 
 from solutions.ex5_parity import compression_ratio, merges_for_parity, ratio_curve
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / ".cache" / "data" / "corpus.txt"

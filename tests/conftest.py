@@ -1,0 +1,65 @@
+"""What many test modules share: where the repository is, how to run the command line, and
+the check that the course's data was fetched.
+
+Test modules may take the fixtures (``root``, ``cli``, ``fetched``) or import the plain
+names (``from tests.conftest import ROOT, COURSE, autograder``). Nothing here imports the
+course's own packages at load time: ``tests/test_engine_generic.py`` grades a toy course
+and must not depend on them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE = ROOT / "course.yaml"
+
+
+def autograder(*args: str, course: Path | None = COURSE, cwd: Path = ROOT, env: dict[str, str] | None = None,
+               inherit: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
+    """Run ``python -m autograder [--course COURSE] ARGS`` in ``cwd``; return it with its output as text.
+
+    ``course=None`` leaves ``--course`` out, so the command reads ``./course.yaml`` as a
+    student's would. The environment is this process's plus the repository on
+    ``PYTHONPATH`` (the grader finds the engine however it is started), then ``env`` on
+    top; ``inherit=False`` starts from nothing, for a run that must see nothing of the
+    repository. ``COLUMNS=200`` keeps rich from wrapping the tables the tests read.
+    """
+    command = [sys.executable, "-m", "autograder", *(["--course", str(course)] if course else []), *args]
+    base = {**os.environ, "PYTHONPATH": str(ROOT)} if inherit else {}
+    return subprocess.run(command, cwd=cwd, env={**base, "COLUMNS": "200", **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    """The repository's folder."""
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """:func:`autograder`, for tests that prefer a fixture to an import."""
+    return autograder
+
+
+@pytest.fixture(scope="session")
+def fetched() -> list:
+    """Every asset of ``data/assets.json``, after checking each fetched file's sha256.
+
+    A missing or corrupt file fails the test with the command that fetches it: the set-up
+    (``make setup``) fetches them all, so a skip would only hide a broken set-up. One
+    session-wide check serves the corpus, the real tokenizers and Django's messages alike.
+    """
+    from tokcourse import assets  # here, not at the top: see the module's docstring
+
+    problems = assets.verify(ROOT)
+    if problems:
+        pytest.fail(f"course assets are missing or corrupt; run `{assets.FETCH_COMMAND}` (make setup does) first:\n"
+                    + "\n".join(problems))
+    return assets.load_manifest()

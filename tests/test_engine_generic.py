@@ -1,0 +1,182 @@
+"""The engine knows no course: it grades, checks, releases and bundles a toy course.
+
+``tests/fixtures/toy_course`` has one exercise (``add_all``), a package named ``toy`` and
+solutions named ``answers``, so an engine that assumed the tokenizer course's names, or
+imported its packages, fails here. Every command runs on a copy of the engine, away from the
+repository, in Python processes where importing ``tokcourse``, ``solutions`` or ``exercises``
+raises (a ``sitecustomize`` on the path; the project may be installed in the venv, so
+leaving the repository off the path is not enough). A static check also keeps
+``autograder/`` from importing them.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, autograder
+
+TOY = ROOT / "tests" / "fixtures" / "toy_course"
+ENGINE = ROOT / "autograder"
+COURSE_PACKAGES = {"tokcourse", "solutions", "exercises", "suites"}  # the tokenizer course's top-level names
+IMPORTERS = {"import_module", "__import__", "find_spec", "spec_from_file_location", "run_module", "import_path"}
+SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
+HIDDEN = "test_add_all_matches_reference_and_rejects_non_lists"
+PUBLIC = "test_add_all_adds_every_number"
+
+
+# -- the engine's source names no course package --------------------------------------------
+
+
+def course_imports(source: str) -> list[str]:
+    """The places in ``source`` that import one of the course's packages: ``import``
+    statements, and import calls (``importlib.import_module("tokcourse...")`` and the like)
+    with a string that names one."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] in IMPORTERS:
+            names = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        else:
+            continue
+        if any(name.replace("/", ".").split(".")[0] in COURSE_PACKAGES for name in names):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_engine_imports_nothing_of_the_course():
+    found = [f"{path.relative_to(ROOT)} {where}" for path in sorted(ENGINE.rglob("*.py"))
+             for where in course_imports(path.read_text(encoding="utf-8"))]
+    assert not found, "the engine imports the tokenizer course:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("source", [
+    "import tokcourse",
+    "import tokcourse.encoders as enc",
+    "from tokcourse import strategies",
+    "from solutions.ex1_merge_tracing import trace_merges",
+    "import importlib\nimportlib.import_module('tokcourse.registry')",
+    "m = __import__('solutions')",
+    "from importlib import import_module\nimport_module(f'tokcourse.{name}')",
+])
+def test_the_import_check_catches_each_way_of_importing(source):
+    """So that the check above passing means something."""
+    assert course_imports(source)
+
+
+def test_the_import_check_lets_the_engine_import_by_the_course_files_names():
+    """The engine imports the course's packages by the names ``course.yaml`` gives, which is fine."""
+    assert not course_imports("import importlib\nimportlib.import_module(f'{course.solutions}.{module}')\n"
+                              "from .suite import expect\nimport solutionsmith")
+
+
+# -- the toy course through the command line, on an engine that sees nothing else -----------
+
+
+BLOCKER = """\
+# Written by tests/test_engine_generic.py: the tokenizer course cannot be imported in this process.
+import sys
+
+
+class _Blocked:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.partition(".")[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"{{name}} belongs to the tokenizer course; the engine must not import it",
+                                      name=name)
+
+
+sys.meta_path.insert(0, _Blocked)
+"""
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory) -> Path:
+    """A copy of the toy course, with a copy of the engine in ``../engine`` and the import
+    blocker in ``../blocker``."""
+    base = tmp_path_factory.mktemp("generic")
+    shutil.copytree(TOY, base / "course", ignore=SKIPPED)
+    shutil.copytree(ENGINE, base / "engine" / "autograder", ignore=SKIPPED)
+    (base / "blocker").mkdir()
+    (base / "blocker" / "sitecustomize.py").write_text(BLOCKER.format(blocked=sorted(COURSE_PACKAGES - {"suites"})))
+    return base / "course"
+
+
+def engine_only(toy: Path, engine: bool = True) -> dict[str, str]:
+    """The Python path of every run here: the engine's copy (unless ``engine`` is false) and
+    the blocker, which the grader hands on to the processes it starts."""
+    folders = [toy.parent / "engine"] * engine + [toy.parent / "blocker"]
+    return {"PYTHONPATH": ":".join(map(str, folders))}
+
+
+def run(toy: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m autograder --course <the toy course> ARGS``, from the toy course's folder."""
+    return autograder(*args, course=toy / "course.yaml", cwd=toy, env=engine_only(toy), timeout=600)
+
+
+def test_the_runs_here_cannot_import_the_tokenizer_course(toy):
+    """What makes the runs below a proof: the course's packages do not import there."""
+    for package in ("tokcourse", "solutions", "exercises", "tokcourse.encoders"):
+        probe = subprocess.run([sys.executable, "-c", f"import {package}"], cwd=toy, env=engine_only(toy),
+                               capture_output=True, text=True)
+        assert probe.returncode != 0 and "belongs to the tokenizer course" in probe.stderr, package
+    probe = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"], cwd=toy,
+                           env=engine_only(toy), capture_output=True, text=True)
+    assert probe.stdout.strip() == str(toy.parent / "engine" / "autograder" / "__init__.py")
+
+
+def test_grade_gives_the_reference_full_marks_the_stub_zero_and_a_half_answer_its_public_points(toy, tmp_path):
+    half = tmp_path / "half"  # adds right, but takes anything
+    half.mkdir()
+    (half / "ex_sum.py").write_text("def add_all(numbers):\n    return sum(numbers)\n")
+    graded = run(toy, "grade", str(toy / "answers"), str(toy / "toy"), str(half), "--out", str(tmp_path / "out"),
+                 "--jobs", "2")
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    scores = {row["submission"]: row["score"] for row in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
+    assert scores == {"answers": "10", "toy": "0", "half": "6"}
+    results = json.loads((tmp_path / "out" / "half" / "results.json").read_text())
+    (hidden,) = [t for t in results["tests"] if HIDDEN in t["name"]]
+    assert hidden["score"] == 0 and hidden["output"].endswith(" — wrong result.")  # and not the example
+
+
+def test_check_runs_the_public_property(toy):
+    stubs = run(toy, "check")
+    assert stubs.returncode == 1, stubs.stdout[-3000:] + stubs.stderr[-3000:]
+    assert "not implemented" in stubs.stdout and HIDDEN not in stubs.stdout
+    reference = run(toy, "check", str(toy / "answers"))
+    assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-3000:]
+
+
+def test_the_release_holds_no_answers_and_its_check_runs(toy, tmp_path):
+    out = tmp_path / "release"
+    built = run(toy, "release", "--out", str(out))
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert not (out / "answers").exists() and (out / "autograder" / "plugin.py").is_file()
+    suite = (out / "suites" / "ex_sum.py").read_text()
+    assert PUBLIC in suite and HIDDEN not in suite
+    alone = {"PATH": "/usr/bin:/bin", "HOME": str(out), **engine_only(toy, engine=False)}  # the release's own engine
+    stubs = autograder("check", course=None, cwd=out, env=alone, inherit=False, timeout=600)
+    assert stubs.returncode == 1 and PUBLIC in stubs.stdout, stubs.stdout[-3000:] + stubs.stderr[-3000:]
+    solved = autograder("check", str(toy / "answers"), course=None, cwd=out, env=alone, inherit=False, timeout=600)
+    assert solved.returncode == 0, solved.stdout[-3000:] + solved.stderr[-3000:]
+
+
+def test_gradescope_bundles_the_toy_course(toy, tmp_path):
+    out = tmp_path / "autograder.zip"
+    built = run(toy, "gradescope", "--out", str(out))
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    names = set(zipfile.ZipFile(out).namelist())
+    assert {"setup.sh", "run_autograder", "course.yaml", "requirements.lock", "autograder/plugin.py",
+            "toy/ex_sum.py", "answers/ex_sum.py", "suites/ex_sum.py"} <= names
+    assert not {n for n in names if n.split("/")[0] in COURSE_PACKAGES - {"suites"}}
