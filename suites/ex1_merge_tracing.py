@@ -89,8 +89,10 @@ def test_merge_pair_replaces_left_to_right_without_overlap(student, reference, i
 @hidden
 @points(1)
 @given(ids=st.lists(st.integers(0, 3), max_size=30), pair=st.tuples(st.integers(0, 3), st.integers(0, 3)))
-def test_merge_pair_shortens_by_number_of_replacements(student, ids, pair):
-    """After merge_pair, the sequence is shorter by exactly the number of new ids in it."""
+@example(ids=[0, 1, 2, 0, 1, 0], pair=(0, 1))
+@example(ids=[3, 3, 3, 3, 3], pair=(3, 3))
+def test_merge_pair_shortens_by_number_of_replacements(student, reference, ids, pair):
+    """After merge_pair, the sequence is shorter by exactly the number of new ids in it, one per replaced pair."""
     what = f"merge_pair({ids!r}, {pair!r}, 256)"
     merged = student.merge_pair(ids, pair, 256)
     expect(type(merged) is list, f"{what}: expected a list, got {show(merged)}")
@@ -99,6 +101,9 @@ def test_merge_pair_shortens_by_number_of_replacements(student, ids, pair):
            f"{what} has {replaced} new ids, so its length should be {len(ids) - replaced}, got {len(merged)}")
     expect(pair not in zip(merged, merged[1:]) or pair[0] == pair[1],
            f"{what} still holds the pair {pair!r}: {merged!r}")
+    expected = reference.merge_pair(ids, pair, 256)
+    expect(replaced == expected.count(256),
+           f"{what} should replace the pair {expected.count(256)} times, it made {replaced} new ids: {merged!r}")
 
 
 # --------------------------------------------------------------------------- trace_merges
@@ -142,14 +147,18 @@ def test_overlapping_runs_merge_without_overlap(student, reference, text, num_me
 @points(1)
 @given(text=S.nonempty_texts(), num_merges=S.merges())
 @example(text="the then there", num_merges=2)
+@example(text="abcabcabc", num_merges=4)
 def test_new_ids_are_256_plus_rank(student, text, num_merges):
-    """Merge k has rank k and creates id 256 + k."""
+    """Merge k has rank k and creates id 256 + k, for every merge the text allows."""
     steps = student.trace_merges(text, num_merges)
     what = f"trace_merges({text!r}, {num_merges})"
-    expect(type(steps) is list, f"{what}: expected a list, got {show(steps)}")
+    expect(type(steps) is list and len(steps) <= num_merges, f"{what}: expected a list of at most {num_merges} merges, got {show(steps)}")
     for k, step in enumerate(steps):
         expect(_is_step(step), f"{what}[{k}]: expected a MergeStep, got {show(step)}")
         expect_equal((step[0], step[2]), (k, 256 + k), f"{what}[{k}]: (rank, new_id)")
+    left = steps[-1][5] if steps else len(text.encode("utf-8"))
+    expect(len(steps) == num_merges or left < 2,
+           f"{what}: {len(steps)} merges instead of {num_merges}, with {left} ids left (a pair was still there)")
 
 
 @hidden
@@ -236,15 +245,25 @@ def test_render_trace_escapes_control_chars_and_partial_utf8(student, reference,
 
 
 @points(1)
-@given(num_merges=st.integers(3, 12))
-def test_trace_word_merges_textbook_example(student, num_merges):
-    """trace_word_merges on {'lower': 5, 'lowest': 2, 'newest': 6} starts with ('w','e') 13, ('we','s') 8, ('wes','t') 8."""
-    table = {"lower": 5, "lowest": 2, "newest": 6}
-    got = student.trace_word_merges(table, num_merges)
-    what = f"trace_word_merges({table!r}, {num_merges})"
-    expect(isinstance(got, list) and 3 <= len(got) <= num_merges,
-           f"{what}: expected a list of 3 to {num_merges} merges, got {show(got)}")
-    expect_equal(got[:3], [(("w", "e"), 13), (("we", "s"), 8), (("wes", "t"), 8)], f"the first three merges of {what}")
+@given(num_merges=st.integers(3, 12), scale=st.integers(1, 4),
+       word=st.lists(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=2, max_size=8, unique=True).map("".join),
+       count=st.integers(1, 9))
+@example(num_merges=3, scale=3, word="low", count=2)
+def test_trace_word_merges_textbook_example(student, num_merges, scale, word, count):
+    """trace_word_merges on {'lower': 5, 'lowest': 2, 'newest': 6} starts with ('w','e') 13, ('we','s') 8, ('wes','t') 8; other tables alike."""
+    textbook = [(("w", "e"), 13), (("we", "s"), 8), (("wes", "t"), 8)]
+    for n in sorted({1, scale}):  # the textbook's counts times n: the same merges, their counts times n
+        table = {"lower": 5 * n, "lowest": 2 * n, "newest": 6 * n}
+        got = student.trace_word_merges(table, num_merges)
+        what = f"trace_word_merges({table!r}, {num_merges})"
+        expect(isinstance(got, list) and 3 <= len(got) <= num_merges,
+               f"{what}: expected a list of 3 to {num_merges} merges, got {show(got)}")
+        expect_equal(got[:3], [(pair, c * n) for pair, c in textbook], f"the first three merges of {what} (every count times {n})")
+    # one word of distinct letters: every pair counts `count`, so the leftmost pair wins each time
+    table = {word: count}
+    expect_equal(student.trace_word_merges(table, num_merges),
+                 [((word[:k], word[k]), count) for k in range(1, min(num_merges + 1, len(word)))],
+                 f"trace_word_merges({table!r}, {num_merges})")
 
 
 @points(1)

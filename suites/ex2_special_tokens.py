@@ -46,6 +46,13 @@ def _learned_strings(tok, size, what):
     return learned
 
 
+def _learns_a_merge(text, num_merges):
+    """Whether training on ``text`` must learn a merge: one is asked for and some pre-token of
+    the text between special-token strings has two bytes."""
+    between = re.split("|".join(re.escape(special) for special in SPECIALS), text)
+    return num_merges > 0 and any(len(piece.encode("utf-8")) > 1 for part in between for piece in re.findall(PATTERN, part))
+
+
 def _check_vocab_size(mine, ref, what):
     size = mine.vocab_size
     expect_equal(size, ref.vocab_size, f"{what}.vocab_size")
@@ -87,19 +94,25 @@ def test_untrained_ids_specials_0_2_and_bytes_offset_by_3(student, text):
 
 
 @points(2)
-def test_worked_example_low_lower_lowest(student):
-    """The docstring's example: train('low lower lowest<eos>', 3) learns 'lo', 'low', ' low' as ids 259-261."""
+@given(letters=st.lists(st.sampled_from("abcdfghijkmnpquvxyz"), min_size=7, max_size=7, unique=True), repeat=st.integers(1, 3))
+@example(letters=list("lowerst"), repeat=1)
+def test_worked_example_low_lower_lowest(student, letters, repeat):
+    """The docstring's example: train('low lower lowest<eos>', 3) learns 'lo', 'low', ' low' as ids 259-261 (and so with other letters)."""
+    rename = str.maketrans("lowerst", "".join(letters))  # other letters, every count times `repeat`: the same merges
+    word, lowest = "low".translate(rename), "lowest".translate(rename)
+    e, s, t = (ord(ch) + 3 for ch in "est".translate(rename))
+    train = ("low lower lowest".translate(rename) + "<eos>") * repeat
     tok = student.SpecialTokenizer()
-    tok.train("low lower lowest<eos>", 3)
-    what = "SpecialTokenizer().train('low lower lowest<eos>', 3)"
+    tok.train(train, 3)
+    what = f"SpecialTokenizer().train({train!r}, 3)"
     expect_equal(tok.vocab_size, 262, f"{what}.vocab_size")
-    expect_equal([tok.id_to_token(i) for i in (259, 260, 261)], ["lo", "low", " low"],
+    expect_equal([tok.id_to_token(i) for i in (259, 260, 261)], [word[:2], word, " " + word],
                  f"[id_to_token(i) for i in (259, 260, 261)] after {what}")
-    expect_equal(tok.encode("lowest<eos>"), [260, 104, 118, 119, 1], "encode('lowest<eos>')")
-    expect_equal(tok.encode("lowest<eos>", allowed_special="none"), [260, 104, 118, 119, 63, 104, 114, 118, 65],
-                 "encode('lowest<eos>', allowed_special='none')")
-    expect_equal(tok.encode("low", add_eos=True), [260, 1], "encode('low', add_eos=True)")
-    expect_equal(tok.decode([260, 104, 118, 119, 1]), "lowest<eos>", "decode([260, 104, 118, 119, 1])")
+    expect_equal(tok.encode(lowest + "<eos>"), [260, e, s, t, 1], f"encode({lowest + '<eos>'!r}) after {what}")
+    expect_equal(tok.encode(lowest + "<eos>", allowed_special="none"), [260, e, s, t, 63, 104, 114, 118, 65],
+                 f"encode({lowest + '<eos>'!r}, allowed_special='none') after {what}")
+    expect_equal(tok.encode(word, add_eos=True), [260, 1], f"encode({word!r}, add_eos=True) after {what}")
+    expect_equal(tok.decode([260, e, s, t, 1]), lowest + "<eos>", f"decode([260, {e}, {s}, {t}, 1]) after {what}")
     expect_equal(tok.pad_batch([[260, 1], [7]]), ([[260, 1], [7, 0]], [[1, 1], [1, 0]]), "pad_batch([[260, 1], [7]])")
 
 
@@ -199,13 +212,14 @@ def test_allowed_special_all_none_or_subset(student, reference, train, text, num
 @hidden
 @points(1)
 @given(train=train_texts, text=S.special_texts(), num_merges=S.merges(15), allowed=S.allowed_special())
-def test_add_eos_appends_eos_id(student, train, text, num_merges, allowed):
+@example(train="ab ab ab", text="ab<eos>ab", num_merges=2, allowed="all")
+def test_add_eos_appends_eos_id(student, reference, train, text, num_merges, allowed):
     """encode(..., add_eos=True) appends <eos> (id 1) at the end, whatever allowed_special is."""
-    tok = student.SpecialTokenizer()
-    tok.train(train, num_merges)
+    tok, ref = _trained(student, reference, train, num_merges)
     what = f"encode({text!r}, {allowed!r}, add_eos=True) after train({train!r}, {num_merges})"
     plain = tok.encode(text, allowed)
     expect_equal(tok.encode(text, allowed, add_eos=True), plain + [1] if isinstance(plain, list) else [1], what)
+    expect_equal(tok.encode(text, allowed, add_eos=True), ref.encode(text, allowed, add_eos=True), what)
     expect_equal(tok.encode("", add_eos=True), [1], "encode('', add_eos=True)")
 
 
@@ -215,12 +229,23 @@ def test_add_eos_appends_eos_id(student, train, text, num_merges, allowed):
 @points(2)
 @given(train=train_texts, text=st.one_of(S.texts(), S.special_texts()), num_merges=S.merges(), allowed=S.allowed_special())
 @example(train="中文中文中文", text="中文 文中", num_merges=4, allowed="all")
+@example(train="ab ab", text="<pad> ab", num_merges=1, allowed="all")
 def test_decode_encode_round_trips(student, train, text, num_merges, allowed):
     """decode(encode(text)) == text for every text, whatever was learned and whichever specials are allowed."""
     tok = student.SpecialTokenizer()
     tok.train(train, num_merges)
+    after = f"after train({train!r}, {num_merges})"
+    size = tok.vocab_size
+    expect(type(size) is int and size >= 259, f"vocab_size {after} should be 259 + the merges learned, got {show(size)}")
+    expect(size > 259 or not _learns_a_merge(train, num_merges), f"vocab_size {after} is {size}: no merge was learned")
     ids = tok.encode(text, allowed)
-    expect_equal(tok.decode(ids), text, f"decode(encode({text!r}, {allowed!r})) after train({train!r}, {num_merges})")
+    expect(isinstance(ids, list) and all(type(i) is int and 0 <= i < size for i in ids),
+           f"encode({text!r}, {allowed!r}) {after}: expected ids in 0 .. {size - 1}, got {show(ids)}")
+    if size > 259:  # merges were learned: encoding the training text uses them, so it takes fewer ids than bytes
+        again = tok.encode(train)
+        expect(isinstance(again, list) and len(again) < len(train.encode("utf-8")),
+               f"encode({train!r}) {after} should use the learned merges (fewer ids than bytes), got {show(again)}")
+    expect_equal(tok.decode(ids), text, f"decode(encode({text!r}, {allowed!r})) {after}")
 
 
 @hidden

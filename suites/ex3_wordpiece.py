@@ -2,6 +2,9 @@
 word_units, train_wordpiece, train_bpe_pieces, tokenize_wordpiece and compare_vocabularies,
 graded against the docstrings' rules."""
 
+import re
+import string
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -56,17 +59,24 @@ def test_word_units_prefix_continuations_with_hashes(student, word):
 
 
 @points(2)
-@given(num_merges=st.integers(3, 8))
-def test_train_wordpiece_worked_example(student, num_merges):
-    """train_wordpiece('hug hugs pug pun bun', 3) is the docstring's vocabulary (##gs first, then hu, hugs)."""
+@given(num_merges=st.integers(3, 8), letters=st.lists(st.sampled_from(string.ascii_lowercase), min_size=7, max_size=7, unique=True),
+       repeat=st.integers(1, 3))
+@example(num_merges=3, letters=list("bghnpsu"), repeat=2)
+def test_train_wordpiece_worked_example(student, num_merges, letters, repeat):
+    """train_wordpiece('hug hugs pug pun bun', 3) is the docstring's vocabulary (##gs first, then hu, hugs), and so with other letters."""
     text = "hug hugs pug pun bun"
     wordpiece = ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##gs', 'hu', 'hugs']
+    bpe = ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##ug', 'hug', '##un']
     expect_equal(student.train_wordpiece(text, 3), wordpiece, f"train_wordpiece({text!r}, 3)")
-    expect_equal(student.train_bpe_pieces(text, 3), ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##ug', 'hug', '##un'],
-                 f"train_bpe_pieces({text!r}, 3)")
+    expect_equal(student.train_bpe_pieces(text, 3), bpe, f"train_bpe_pieces({text!r}, 3)")
     longer = student.train_wordpiece(text, num_merges)  # more merges only append to the vocabulary
     expect_equal(longer[:10] if isinstance(longer, list) else longer, wordpiece,
                  f"the first 10 tokens of train_wordpiece({text!r}, {num_merges})")
+    # letters renamed in the same order (the sorted units keep their order), every count times `repeat`
+    rename = str.maketrans("bghnpsu", "".join(sorted(letters)))
+    other = " ".join([text] * repeat).translate(rename)
+    expect_equal(student.train_wordpiece(other, 3), [token.translate(rename) for token in wordpiece], f"train_wordpiece({other!r}, 3)")
+    expect_equal(student.train_bpe_pieces(other, 3), [token.translate(rename) for token in bpe], f"train_bpe_pieces({other!r}, 3)")
 
 
 @points(3)
@@ -100,8 +110,11 @@ def test_unit_counts_include_one_unit_words(student, reference, text, num_merges
 @points(1)
 @given(text=wp_texts, num_merges=S.merges(15))
 @example(text="ab ab abc", num_merges=3)
+@example(text="xabc xabc xab", num_merges=4)
 def test_merged_unit_drops_right_continuation_prefix(student, text, num_merges):
     """Merging 'a' + '##b' gives 'ab' and '##a' + '##b' gives '##ab': only the right part loses its '##'."""
+    words = re.findall(r"\w+|[^\w\s]", text)
+    units = {c if i == 0 else "##" + c for word in words for i, c in enumerate(word)}
     for name in ("train_wordpiece", "train_bpe_pieces"):
         vocab = getattr(student, name)(text, num_merges)
         what = f"{name}({text!r}, {num_merges})"
@@ -109,6 +122,11 @@ def test_merged_unit_drops_right_continuation_prefix(student, text, num_merges):
         for token in vocab:
             expect(type(token) is str and "##" not in token.removeprefix("##") and token not in ("", "##"),
                    f"{what}: {token!r} is not a unit (a '##' may only come first): {show(vocab)}")
+        expect(units <= set(vocab), f"{what}: the units of the text's words should all be in it, "
+                                    f"{sorted(units - set(vocab))[:5]!r} are missing: {show(vocab)}")
+        if num_merges and any(len(word) > 1 for word in words):
+            expect(any(len(token.removeprefix("##")) > 1 for token in vocab),
+                   f"{what}: no merged unit, though a word has two units to merge: {show(vocab)}")
 
 
 @hidden

@@ -123,14 +123,18 @@ def test_premium_is_language_tokens_over_baseline_tokens(student, reference, san
 
 @points(1)
 @given(name=simple_encoders, data=_parallel_with_baseline())
+@example(name="utf8_bytes", data=({"ru": ["кот", "пёс"], "en": ["cat", "dog"]}, "en"))
 def test_baseline_premium_is_exactly_one_and_languages_keep_order(student, sandbox, name, data):
-    """The baseline's premium is exactly 1.0 and the result lists the languages in the order of parallel."""
+    """The baseline's premium is exactly 1.0, the others relative to it, and the result lists the languages in the order of parallel."""
     parallel, baseline = data
     got = student.tokenization_premium(getattr(sandbox.module("encoders"), name), parallel, baseline=baseline)
     what = f"tokenization_premium({name}, {parallel!r}, baseline={baseline!r})"
     expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
     expect_equal(list(got), list(parallel), f"the languages of {what}")
     expect_equal(got[baseline], 1.0, f"{what}[{baseline!r}]")
+    tokens = {lang: sum(len(getattr(encoders, name)(t)) for t in parallel[lang]) for lang in parallel}
+    for lang in parallel if tokens[baseline] else ():  # every other language relative to the baseline
+        expect_close(got[lang], tokens[lang] / tokens[baseline], f"{what}[{lang!r}]")
 
 
 @hidden

@@ -28,6 +28,15 @@ def _check_curve(got, expected, what):
         expect_close(ratio, want, f"{what}[{k}]")
 
 
+def _known_curve(run: bool, size: int, max_merges: int) -> tuple[str, list[float]]:
+    """A text whose curve is known without training: a run of 2**size equal bytes halves its
+    tokens with every merge; size + 2 distinct bytes lose one token per merge."""
+    if run:
+        return "z" * 2**size, [0.5**k for k in range(min(size, max_merges) + 1)]
+    n = size + 2
+    return "qwertyuiop"[:n], [(n - k) / n for k in range(min(n - 1, max_merges) + 1)]
+
+
 def _parity_or_error(reference, text, target, tolerance, max_merges):
     """The reference's answer, or None when it raises ValueError (target not reached)."""
     try:
@@ -54,12 +63,15 @@ def test_compression_ratio_is_tokens_over_utf8_bytes(student, sandbox, name, tex
 
 
 @points(2)
-@given(max_merges=st.integers(2, 10))
-def test_ratio_curve_worked_example_aaaa(student, max_merges):
-    """ratio_curve('aaaa', n) is [1.0, 0.5, 0.25]: (aa)(aa), then (aaaa), then no pair is left."""
+@given(max_merges=st.integers(2, 10), run=st.booleans(), size=st.integers(1, 6))
+@example(max_merges=3, run=False, size=5)
+def test_ratio_curve_worked_example_aaaa(student, max_merges, run, size):
+    """ratio_curve('aaaa', n) is [1.0, 0.5, 0.25]: (aa)(aa), then (aaaa), then no pair is left; so on other runs and texts."""
     _check_curve(student.ratio_curve("aaaa", max_merges), [1.0, 0.5, 0.25], f"ratio_curve('aaaa', {max_merges})")
     _check_curve(student.ratio_curve("aaaa", 1), [1.0, 0.5], "ratio_curve('aaaa', 1)")
     _check_curve(student.ratio_curve("the then there", 2), [1.0, 11 / 14, 8 / 14], "ratio_curve('the then there', 2)")
+    text, expected = _known_curve(run, size, max_merges)
+    _check_curve(student.ratio_curve(text, max_merges), expected, f"ratio_curve({text!r}, {max_merges})")
 
 
 @points(2)
@@ -74,12 +86,15 @@ def test_ratio_curve_matches_reference(student, reference, text, max_merges):
 @points(2)
 @given(text=S.nonempty_texts(), max_merges=S.merges())
 @example(text="x", max_merges=3)
-def test_ratio_curve_starts_at_one_and_never_increases(student, text, max_merges):
+@example(text="abcabc", max_merges=4)
+def test_ratio_curve_starts_at_one_and_never_increases(student, reference, text, max_merges):
     """The curve starts at exactly 1.0, has at most max_merges + 1 ratios, and falls with every merge."""
     curve = student.ratio_curve(text, max_merges)
     what = f"ratio_curve({text!r}, {max_merges})"
     expect(_is_curve(curve) and 1 <= len(curve) <= max_merges + 1,
            f"{what}: expected a list of 1 to {max_merges + 1} ratios, got {show(curve)}")
+    expected = len(reference.ratio_curve(text, max_merges))
+    expect(len(curve) == expected, f"{what}: expected {expected} ratios (one per merge the text allows, plus 1.0), got {show(curve)}")
     expect_equal(curve[0], 1.0, f"{what}[0]")
     for k in range(1, len(curve)):
         expect(0 < curve[k] < curve[k - 1], f"{what}: the ratio rises or stalls at merge {k}: {show(curve)}")
@@ -90,7 +105,7 @@ def test_ratio_curve_starts_at_one_and_never_increases(student, text, max_merges
 @given(text=st.one_of(S.nonempty_texts(), S.tie_texts().filter(bool)), max_merges=S.merges())
 @example(text="abcd", max_merges=5)
 @example(text="abab", max_merges=5)
-def test_ratio_curve_stops_early_only_when_no_pair_left(student, text, max_merges):
+def test_ratio_curve_stops_early_only_when_no_pair_left(student, reference, text, max_merges):
     """The curve is shorter than max_merges + 1 only when a single token is left (no pair remains)."""
     curve = student.ratio_curve(text, max_merges)
     what = f"ratio_curve({text!r}, {max_merges})"
@@ -101,6 +116,9 @@ def test_ratio_curve_stops_early_only_when_no_pair_left(student, text, max_merge
     expect(len(curve) == max_merges + 1 or left == 1,
            f"{what}: stopped after {len(curve) - 1} merges with {left} tokens left (a pair was still there)")
     expect(len(curve) <= expected_len, f"{what}: {len(curve)} ratios for {size} bytes")
+    expected = reference.ratio_curve(text, max_merges)
+    expect(len(curve) == len(expected), f"{what}: expected {len(expected)} ratios, got {len(curve)}: {show(curve)}")
+    expect_close(curve[-1], expected[-1], f"{what}[-1], the ratio where the curve stops")
 
 
 @hidden
@@ -119,12 +137,21 @@ def test_ratio_curve_ties_break_to_leftmost_first_occurrence(student, reference,
 
 
 @points(1)
-def test_merges_for_parity_worked_example(student):
-    """merges_for_parity('aaaa', 0.5) is 1: the threshold is 0.55 and 1 merge gives 0.5."""
+@given(run=st.booleans(), size=st.integers(1, 6), target=st.sampled_from([0.02, 0.1, 0.3, 0.5, 0.7, 0.9]))
+@example(run=False, size=4, target=0.5)
+def test_merges_for_parity_worked_example(student, run, size, target):
+    """merges_for_parity('aaaa', 0.5) is 1: the threshold is 0.55 and 1 merge gives 0.5; so on other runs and texts."""
     expect_equal(student.merges_for_parity("aaaa", 0.5), 1, "merges_for_parity('aaaa', 0.5)")
     expect_equal(student.merges_for_parity("aaaa", target_ratio=0.5, tolerance=0.10, max_merges=20000), 1,
                  "merges_for_parity('aaaa', target_ratio=0.5, tolerance=0.10, max_merges=20000)")
     expect_equal(student.merges_for_parity("aaaa", 1.0), 0, "merges_for_parity('aaaa', 1.0)")
+    text, curve = _known_curve(run, size, 20000)
+    what = f"merges_for_parity({text!r}, {target!r})"
+    within = [k for k, ratio in enumerate(curve) if ratio <= target * (1 + 0.10)]
+    if within:
+        expect_equal(student.merges_for_parity(text, target), within[0], what)
+    else:
+        expect_error(lambda: student.merges_for_parity(text, target), ("ValueError",), what)
 
 
 @points(2)
