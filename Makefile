@@ -1,6 +1,6 @@
 # The two commands of the README:
 #   make run    set everything up, then grade the bundled sample submissions
-#   make test   set everything up, then run the whole test suite
+#   make test   set everything up, lint (make lint: ruff, mypy), then run the whole test suite
 #   make test-fast   the same without the tests marked slow (under 90 s on 2 cores)
 # Everything they need is installed by the targets below, from PyPI and Debian only.
 
@@ -8,12 +8,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup lock run test test-fast bench multilingual prompt analyze sandbox-tools fetch
+.PHONY: setup lock lint run test test-fast bench multilingual prompt analyze sandbox-tools fetch
 
 setup: $(VENV)/.installed sandbox-tools fetch
 
 # requirements-nbgrader.lock is requirements.lock plus the nbgrader extra (nbgrader and
-# jsonschema, which the delivery channels' tests need); both pin every package with its
+# jsonschema, which the delivery channels' tests need) and the dev extra (ruff, mypy); both pin every package with its
 # sha256, and pip checks them. Then the engine and the course helpers install as a package.
 $(VENV)/.installed: requirements-nbgrader.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11, 5) else "make setup needs Python 3.11.5 or newer (nbgrader needs it; this is %s): make setup PYTHON=/path/to/python3.11" % sys.version.split()[0])'
@@ -28,7 +28,7 @@ lock:
 	$(PYTHON) -m venv .tools && .tools/bin/python -m pip install --quiet uv==0.13.9
 	.tools/bin/uv pip compile pyproject.toml -o requirements.lock --generate-hashes --python-version 3.11 \
 	  --custom-compile-command "make lock" $(UPGRADE)
-	.tools/bin/uv pip compile pyproject.toml --extra nbgrader -o requirements-nbgrader.lock --generate-hashes \
+	.tools/bin/uv pip compile pyproject.toml --extra nbgrader --extra dev -o requirements-nbgrader.lock --generate-hashes \
 	  --python-version 3.11.5 --custom-compile-command "make lock" $(UPGRADE)
 
 # The sandbox's tools: bubblewrap (namespaces), setpriv (util-linux: a private uid) and capsh
@@ -51,7 +51,13 @@ fetch: $(VENV)/.installed
 run: setup
 	$(BIN)/python -m autograder demo --out out/demo
 
-test: setup
+# ruff (pyproject's [tool.ruff]) and mypy on the engine (pyproject's [tool.mypy]); both are
+# pinned in the dev extra. tests/, suites/, exercises/ and samples/ are left out here, for now.
+lint: setup
+	$(BIN)/ruff check . --extend-exclude tests,suites,exercises,samples
+	$(BIN)/mypy
+
+test: setup lint
 	$(BIN)/python -m pytest
 
 # The edit-test loop: everything but the long end-to-end runs (the catalog, hostile

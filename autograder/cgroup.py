@@ -19,8 +19,8 @@ import functools
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 MOUNT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids")
@@ -39,7 +39,7 @@ class Cgroup:
         self.version = version
 
     @classmethod
-    def take(cls, memory_mb: int, processes: int | None) -> "Cgroup":
+    def take(cls, memory_mb: int, processes: int | None) -> Cgroup:
         """An empty cgroup with these limits (``processes`` None: no process count), one given back
         earlier by this process or a new one."""
         spare = _SPARE.get((memory_mb, processes))
@@ -58,7 +58,7 @@ class Cgroup:
             self.remove()
 
     @classmethod
-    def create(cls, memory_mb: int, processes: int | None) -> "Cgroup":
+    def create(cls, memory_mb: int, processes: int | None) -> Cgroup:
         version, parents = _parents()
         if processes is None and version == 1:
             parents = [p for p in parents if not p.is_relative_to(MOUNT / "pids")]
@@ -141,7 +141,7 @@ class Cgroup:
             raise CgroupError(f"no {key} in {', '.join(map(str, self.folders))}")
 
 
-_SPARE: dict[tuple[int, int], list[Cgroup]] = {}
+_SPARE: dict[tuple[int, int | None], list[Cgroup]] = {}
 
 
 @atexit.register

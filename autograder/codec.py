@@ -39,7 +39,8 @@ import functools
 import json
 import time
 from collections import namedtuple
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MAX_DEPTH = 200  # levels of nesting
 MAX_ITEMS = 2_000_000  # values decoded from one message
@@ -47,7 +48,7 @@ MAX_FIELDS = 100  # fields of one named tuple
 MAX_NAME = 100  # characters in a named tuple's name or in one of its field names
 MAX_SHAPES = 256  # named-tuple shapes in one message, and shapes whose classes stay cached
 CLOCK_EVERY = 1024  # values decoded between looks at the clock (set and dict items: every one)
-_PLAIN_BASES = (bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
+_PLAIN_BASES: tuple[type[Any], ...] = (bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
 
 
 class CodecError(ValueError):

@@ -23,6 +23,7 @@ from typing import Annotated
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 TEMPLATE_FIELDS = {  # the placeholders each course text of ``delivery.templates`` may use
@@ -123,7 +124,7 @@ class Course(_Strict):
     file: Path = Path("course.yaml")  # the course file itself, whatever its name
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Course":
+    def _consistent(self) -> Course:
         modules = [e.module for e in self.exercises]
         repeated = sorted({m for m in modules if modules.count(m) > 1})
         if repeated:
@@ -136,6 +137,12 @@ class Course(_Strict):
     def path(self, relative: str) -> Path:
         """An absolute path for a path written in the course file."""
         return (self.root / relative).resolve()
+
+    def solutions_path(self) -> Path:
+        """The absolute path of the solutions package, which a student release lacks."""
+        if self.solutions is None:
+            raise CourseConfigError(f"{self.file}: a student release has no solutions")
+        return self.path(self.solutions)
 
     def exercise(self, module: str) -> Exercise:
         for exercise in self.exercises:
@@ -181,7 +188,7 @@ def load_course(path: str | Path = "course.yaml") -> Course:
     return course
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]).lstrip(".")
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":

@@ -78,7 +78,7 @@ class Gradebook:
                 " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], isolation,
                  grade.score, max_score, round(seconds, 3),
-                 datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), note))
+                 datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), note))
             self.connection.executemany(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",
                 [(cursor.lastrowid, r.exercise, r.title, r.score, r.points, r.status) for r in grade.results])

@@ -44,7 +44,7 @@ def grade_staged(course: Course, staged: Staged, public_only: bool = False,
 def course_digest(course: Course) -> str:
     """A hash of everything that decides a grade besides the submission."""
     files = [course.file, *(course.path(e.suite) for e in course.exercises)]
-    files += sorted(course.path(course.solutions).rglob("*.py"))
+    files += sorted(course.solutions_path().rglob("*.py"))
     files += [course.path(m) for m in course.sandbox.support_modules]
     digest = hashlib.sha256()
     for file in files:
@@ -80,20 +80,21 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
             staged.remove()
             continue
         todo.append((name, staged, key, folder))
-    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
+    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.description}"))
     with Progress(*columns, console=console, transient=False) as progress, ThreadPoolExecutor(max(1, jobs)) as pool:
         bar = progress.add_task("", total=len(todo))
         running = {pool.submit(grade_in_child, course, name, staged, folder, exercises): (name, staged, key)
                    for name, staged, key, folder in todo}
         for future in as_completed(running):
             name, staged, key = running[future]
-            grade, seconds, problem = future.result()
+            graded, seconds, problem = future.result()
             staged.remove()
-            if grade is None:
+            if graded is None:
                 rows[name] = (name, None, problem)
             else:
-                book.record(name, key, isolation().describe(), grade, course.max_score, seconds)
-                rows[name] = (name, grade, f"{seconds:.1f} s")
+                book.record(name, key, isolation().describe(), graded, course.max_score, seconds)
+                rows[name] = (name, graded, f"{seconds:.1f} s")
             progress.update(bar, advance=1, description=name)
     book.write_csv(course, out / "grades.csv")
     book.close()
@@ -109,7 +110,8 @@ def safe_names(submissions: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
     leading ``_``. Two submissions under one name would overwrite each other's reports, so
     that stops the batch before anything is graded.
     """
-    named, first = [], {}
+    named: list[tuple[str, Path]] = []
+    first: dict[str, Path] = {}
     for name, path in submissions:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", name)
         if not name or name.startswith(".") or name in BATCH_FILES:
@@ -145,7 +147,8 @@ def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
         env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": scratch,
                "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         try:
-            code = subprocess.run(command, cwd=scratch, env=env, stdout=output, stderr=output, timeout=limit).returncode
+            code: int | str = subprocess.run(command, cwd=scratch, env=env, stdout=output, stderr=output,
+                                             timeout=limit).returncode
         except subprocess.TimeoutExpired:
             code = "timeout"
     seconds = time.monotonic() - started

@@ -14,6 +14,7 @@ import os
 import platform
 import stat
 import struct
+from typing import Any
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -45,8 +46,8 @@ def _fs_rights(version: int) -> int:
 
 def _syscall(step: str, number: int, *args) -> int:
     """Raw syscall; integer arguments go in as C longs. Raises OSError naming ``step``."""
-    args = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
-    result = _libc.syscall(ctypes.c_long(number), *args)
+    values = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+    result = _libc.syscall(ctypes.c_long(number), *values)
     if result < 0:
         err = ctypes.get_errno()
         raise OSError(err, f"landlock {step}: {os.strerror(err)}")
@@ -115,7 +116,8 @@ def _add_path(ruleset: int, path: str, rights: int) -> None:
 
 
 # seccomp-BPF: the numbers of the machines the worker runs on
-_MACHINES = {"x86_64": {"arch": 0xC000003E, "socket": 41, "clone": 56, "fork": (57, 58), "x32": True},
+_MACHINES: dict[str, dict[str, Any]] = {
+             "x86_64": {"arch": 0xC000003E, "socket": 41, "clone": 56, "fork": (57, 58), "x32": True},
              "aarch64": {"arch": 0xC00000B7, "socket": 198, "clone": 220, "fork": (), "x32": False}}
 _MACHINES["amd64"], _MACHINES["arm64"] = _MACHINES["x86_64"], _MACHINES["aarch64"]
 _IO_URING_SETUP, _CLONE3, _CLONE_THREAD = 425, 435, 0x10000

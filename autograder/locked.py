@@ -69,9 +69,10 @@ import itertools
 import json
 import math
 import secrets
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -194,7 +195,7 @@ def _step(text: str, support: set[str]) -> Step:
         raise ValueError(f"{text!r}: expected name, name(arguments) or builtin(name(arguments))")
     if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
         raise ValueError(f"{text!r}: no * or ** arguments")
-    keywords = tuple((k.arg, k.value) for k in node.keywords)
+    keywords = tuple((k.arg, k.value) for k in node.keywords if k.arg is not None)  # none is None: checked above
     step = Step(text.strip(), node.func.id, True, tuple(node.args), keywords, wrapper)
     for argument in [*step.args, *(value for _, value in step.kwargs)]:
         _value(argument, lambda name: _known(name, support, text))
@@ -210,7 +211,7 @@ def _known(name: str, support: set[str], text: str) -> Any:
 class _Any:
     """Stands for any attribute of a support module while the cases are checked."""
 
-    def __getattr__(self, name: str) -> "_Any":
+    def __getattr__(self, name: str) -> _Any:
         return self
 
 
@@ -227,7 +228,8 @@ def _value(node: ast.expr, support: Callable[[str], Any]) -> Any:
         items = [_value(item, support) for item in node.elts]
         return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
     if isinstance(node, ast.Dict) and None not in node.keys:
-        return {_value(k, support): _value(v, support) for k, v in zip(node.keys, node.values)}
+        pairs = zip(node.keys, node.values, strict=True)
+        return {_value(k, support): _value(v, support) for k, v in pairs if k is not None}  # none is, checked above
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return getattr(support(node.value.id), node.attr)
     raise ValueError(f"not a literal or a support module's attribute: {ast.unparse(node)}")
@@ -317,7 +319,7 @@ def attack_spaces(case: Case, output: list) -> list[Space]:
     """One space per call of ``case``, shaped like the reference's result and drawn from the
     inputs the call sees (its own arguments, the object's and the setup's)."""
     shared = [case.target, *case.setup] if case.target is not None else []
-    return [_space(result, _inputs([*shared, step])) for step, result in zip(case.calls, output)]
+    return [_space(result, _inputs([*shared, step])) for step, result in zip(case.calls, output, strict=False)]
 
 
 def attack(spaces: list[Space], salt: str, sha256: str, budget: int = BUDGET) -> list | None:
@@ -345,14 +347,15 @@ def _search(state: Any, options: list[list[tuple[Any, bytes]]], chosen: list, sh
 
 
 def _inputs(steps: list[Step]) -> _Inputs:
-    texts, numbers = [], []
+    texts: list[str | bytes] = []
+    numbers: list[int] = []
     for step in steps:
         for argument in [*step.args, *(value for _, value in step.kwargs)]:
             _read(_value(argument, lambda _name: _Any()), texts, numbers)
     return _Inputs(tuple(dict.fromkeys(texts)), tuple(sorted(set(numbers))))
 
 
-def _read(value: Any, texts: list, numbers: list) -> None:
+def _read(value: Any, texts: list[str | bytes], numbers: list[int]) -> None:
     """Collect ``value``'s texts and numbers: its ints, and the lengths of its texts and
     containers, with those of a container's texts summed."""
     if type(value) is int:
@@ -363,7 +366,7 @@ def _read(value: Any, texts: list, numbers: list) -> None:
     elif isinstance(value, (list, tuple, set, frozenset, dict)):
         items = [*value, *value.values()] if isinstance(value, dict) else list(value)
         numbers.append(len(value))
-        numbers.extend(map(sum, zip(*(_lengths(item) for item in items if isinstance(item, str)))))
+        numbers.extend(map(sum, zip(*(_lengths(item) for item in items if isinstance(item, str)), strict=False)))
         for item in items:
             _read(item, texts, numbers)
 
@@ -387,9 +390,12 @@ def _space(value: Any, inputs: _Inputs) -> Space:
         return _pieces(inputs, type(value))
     if isinstance(value, dict):
         keys = list(value)
-        return _mapped(_product([_space(value[key], inputs) for key in keys]), lambda vs: dict(zip(keys, vs)))
+        spaces = [_space(value[key], inputs) for key in keys]
+        return _mapped(_product(spaces), lambda vs: dict(zip(keys, vs, strict=False)))
     if isinstance(value, (set, frozenset)):
-        return _mapped(_subsets(_space(next(iter(value)), inputs), len(value)), type(value)) if value else _choice([value])
+        if not value:
+            return _choice([value])
+        return _mapped(_subsets(_space(next(iter(value)), inputs), len(value)), type(value))
     if isinstance(value, (list, tuple)):
         return _sequence_space(value, inputs)
     return _choice([value])
@@ -410,7 +416,8 @@ def _split_space(value: list | tuple, inputs: _Inputs) -> Space | None:
         return None
     joined = value[0][:0].join(value)
     whole = [text for text in inputs.texts if text == joined]
-    texts = whole or [piece for piece in _pieces(inputs, type(joined)).values() if len(piece) >= len(value)]
+    kind = str if isinstance(joined, str) else bytes  # a join gives a plain str or bytes
+    texts = whole or [piece for piece in _pieces(inputs, kind).values() if len(piece) >= len(value)]
     return _union([_splits(text, len(value)) for text in texts]) if joined in texts else None
 
 
@@ -458,7 +465,8 @@ def _ratios(inputs: _Inputs) -> Space:
 def _pieces(inputs: _Inputs, kind: type) -> Space:
     """Every piece of the inputs' texts (as ``kind``): tokens, words, pre-tokens. Texts with more
     pieces than the budget are counted (every piece as a different one), not listed."""
-    texts = [t if isinstance(t, kind) else t.encode("utf-8") for t in inputs.texts if kind is bytes or isinstance(t, str)]
+    texts = [t.encode("utf-8") if isinstance(t, str) and kind is bytes else t
+             for t in inputs.texts if kind is bytes or isinstance(t, str)]
     total = sum(len(t) * (len(t) + 1) // 2 for t in texts)
     if total > BUDGET:
         return Space(total, lambda: iter(()))
@@ -470,7 +478,7 @@ def _splits(text: str | bytes, count: int) -> Space:
     def cuts():
         for inner in itertools.combinations(range(1, len(text)), count - 1):
             bounds = (0, *inner, len(text))
-            yield [text[a:b] for a, b in zip(bounds, bounds[1:])]
+            yield [text[a:b] for a, b in itertools.pairwise(bounds)]
     return Space(math.comb(len(text) - 1, count - 1), cuts)
 
 
@@ -478,10 +486,12 @@ def _curve_space(value: list | tuple, inputs: _Inputs) -> Space | None:
     """At least three floats on a grid k/n of the inputs that only fall or only rise: the curves
     moving the same way, from the same end of the grid when the value starts at 0 or 1, with
     steps shrinking or growing when its steps do."""
-    if len(value) < 3 or not all(type(x) is float for x in value) or not any(_on_grid(value, n) for n in inputs.numbers):
+    if len(value) < 3 or not all(type(x) is float for x in value):
+        return None
+    if not any(_on_grid(value, n) for n in inputs.numbers):
         return None
     direction = _order(value)
-    steps = _order([abs(b - a) for a, b in zip(value, value[1:])])
+    steps = _order([abs(b - a) for a, b in itertools.pairwise(value)])
     end = value[0] if value[0] in (0.0, 1.0) else None
     return None if direction == 0 else _curves(inputs, len(value), direction, steps, end)
 
@@ -490,9 +500,9 @@ def _on_grid(value: list | tuple, n: int) -> bool:
     return n > 0 and all(abs(x * n - round(x * n)) < 1e-6 and 0 <= round(x * n) <= n for x in value)
 
 
-def _order(values: list) -> int:
+def _order(values: Sequence) -> int:
     """1 when ``values`` never fall, -1 when they never rise, 0 otherwise (or when constant)."""
-    pairs = list(zip(values, values[1:]))
+    pairs = list(itertools.pairwise(values))
     rises, falls = all(b >= a - 1e-12 for a, b in pairs), all(b <= a + 1e-12 for a, b in pairs)
     return 0 if rises == falls else (1 if rises else -1)
 
@@ -536,7 +546,7 @@ def _curves(inputs: _Inputs, length: int, direction: int, steps: int, end: float
                     if next(g for g in grids if g % grid == 0) == n:
                         yield [k / n for k in points]
 
-    size, counted = 0, set()
+    size, counted = 0, set[int]()
     for n in grids:
         if size > BUDGET:
             break
@@ -606,6 +616,8 @@ def _reference_support(course: Course) -> Callable[[str], Any]:
     for relative in course.sandbox.support_modules:
         path = course.path(relative)
         spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise GraderError(f"{relative}: not a Python module the reference can load")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         modules[path.stem] = module
@@ -634,7 +646,7 @@ def _check_case(course: Course, submission: Path, case: Case) -> tuple[bool, str
         return False, f"Locked case {case.name!r} failed:\n\n{error}\n\nIts calls:\n{calls}"
     finally:
         session.close()
-    if digest(case.entry.salt, output) == case.entry.sha256:
+    if case.entry.salt is not None and digest(case.entry.salt, output) == case.entry.sha256:  # sealed: check_locked
         return True, ""
     return False, (f"Locked case {case.name!r}: your results differ from the reference's.\n\nIts calls:\n{calls}\n\n"
                    "The expected results are locked (only a salted hash of them ships with the course), "

@@ -15,8 +15,8 @@ import importlib
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -93,7 +93,8 @@ class GradingPlugin:
         limits = self.course.limits
         left = limits.exercise_seconds - self.spent[exercise.module]
         if left <= 0:
-            raise SandboxFailure("budget", f"the time budget of {limits.exercise_seconds:g} s for {exercise.module} is used up")
+            raise SandboxFailure("budget",
+                                 f"the time budget of {limits.exercise_seconds:g} s for {exercise.module} is used up")
         session = open_session(self.course, self.submission, exercise, min(limits.property_seconds, left))
         yield session
         session.close()
@@ -111,7 +112,7 @@ class GradingPlugin:
 
     # --- results ------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+    def pytest_runtest_makereport(self, item: pytest.Function, call: pytest.CallInfo):
         outcome = yield
         report = outcome.get_result()
         if _EXERCISE not in item.stash or not (report.when == "call" or report.failed):
@@ -119,7 +120,10 @@ class GradingPlugin:
         if item.stash.get(_RECORDED, False):
             return
         item.stash[_RECORDED] = True
-        points = item.get_closest_marker("points").args[0]
+        marker = item.get_closest_marker("points")  # every property has one: pytest_collection_modifyitems
+        if marker is None:
+            raise GraderError(f"{item.nodeid}: needs @pytest.mark.points(n)")
+        points = marker.args[0]
         hidden = item.get_closest_marker("hidden") is not None
         output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden,
                                                       self.course.limits.feedback_chars)
@@ -154,7 +158,7 @@ _FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")
 _RECORDED = pytest.StashKey[bool]()
 
 
-def _feedback(item: pytest.Item, error: BaseException | None, hidden: bool, limit: int) -> str:
+def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, limit: int) -> str:
     """What a student reads about a failed property, at most ``limit`` characters (and the cut's marker).
 
     A public failure shows the student's own exception message and traceback, which are as

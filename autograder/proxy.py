@@ -20,11 +20,13 @@ from __future__ import annotations
 import itertools
 import reprlib
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import codec
 from .errors import SandboxFailure, StudentError
 from .sandbox import Layout, Limits, Worker
+
 
 class _InOrder(reprlib.Repr):
     """reprlib, with dicts shown in their real order: insertion order can decide a student's
@@ -58,7 +60,7 @@ class Remote:
 
     __slots__ = ("_session", "_number", "_generation", "_label")
 
-    def __init__(self, session: "Session", number: int, generation: int, label: str):
+    def __init__(self, session: Session, number: int, generation: int, label: str):
         object.__setattr__(self, "_session", session)
         object.__setattr__(self, "_number", number)
         object.__setattr__(self, "_generation", generation)
@@ -155,7 +157,8 @@ class Session:
             if value._generation != self.generation:
                 raise SandboxFailure("protocol", f"{value!r} belonged to a worker that has since stopped")
             return {"$handle": value._number}
-        raise codec.CodecError(f"cannot send {type(value).__name__} to student code (only plain data and student objects)")
+        raise codec.CodecError(f"cannot send {type(value).__name__} to student code "
+                               "(only plain data and student objects)")
 
     @staticmethod
     def _label_for(message: dict, call: str) -> str | None:

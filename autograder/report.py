@@ -105,7 +105,7 @@ def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade |
     labels = [e.module.split("_")[0] for e in course.exercises]
     if len(set(labels)) < len(labels):
         labels = [e.module for e in course.exercises]
-    for label, exercise in zip(labels, course.exercises):
+    for label, exercise in zip(labels, course.exercises, strict=True):
         table.add_column(f"{label}\n/{exercise.points}", justify="right")
     table.add_column(f"total\n/{course.max_score}", justify="right")
     table.add_column("note")

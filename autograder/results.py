@@ -79,7 +79,7 @@ class Grade:
             entry = scores.setdefault(result.exercise, [0.0, 0])
             entry[0] += result.score
             entry[1] += result.points
-        return {module: (score, maximum) for module, (score, maximum) in scores.items()}
+        return {module: (score, int(maximum)) for module, (score, maximum) in scores.items()}
 
     def capped(self, limits: Limits) -> Grade:
         """This grade with each text cut to ``limits.feedback_chars``, and all of them together (the
@@ -91,7 +91,7 @@ class Grade:
             text = clip(text, min(limits.feedback_chars, max(left, 0)))
             left -= len(text)
             texts.append(text)
-        results = tuple(replace(r, output=output) for r, output in zip(self.results, texts[1:]))
+        results = tuple(replace(r, output=output) for r, output in zip(self.results, texts[1:], strict=False))
         return replace(self, results=results, notes=(texts[0],))
 
     def to_gradescope(self, course: Course) -> dict:
@@ -102,7 +102,7 @@ class Grade:
                 "tests": [grade._gradescope_test(r) for r in grade.results]}
 
     def _gradescope_test(self, result: PropertyResult) -> dict:
-        extra = {"exercise": result.exercise}
+        extra: dict[str, object] = {"exercise": result.exercise}
         if self.seconds is not None:
             extra |= {"property": result.name, "hidden": result.hidden}
         return {"name": result.title, "score": result.score, "max_score": result.points, "status": result.status,

@@ -38,9 +38,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from . import cgroup as cgroups
 from . import codec, landlock
@@ -226,11 +226,13 @@ class Worker:
         except BaseException:
             self._remove_folders()
             raise
-        os.set_blocking(self.process.stdin.fileno(), False)
+        assert self.process.stdin is not None and self.process.stdout is not None  # both are PIPE above
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        os.set_blocking(self.stdin.fileno(), False)
         self.reading = selectors.DefaultSelector()
-        self.reading.register(self.process.stdout, selectors.EVENT_READ)
+        self.reading.register(self.stdout, selectors.EVENT_READ)
         self.writing = selectors.DefaultSelector()
-        self.writing.register(self.process.stdin, selectors.EVENT_WRITE)
+        self.writing.register(self.stdin, selectors.EVENT_WRITE)
 
     def request(self, payload: bytes, timeout: float) -> bytes:
         """Send one frame and wait at most ``timeout`` seconds, writing included, for the answer frame."""
@@ -264,7 +266,7 @@ class Worker:
         self.process.wait()
         if self.uid is not None:
             self.killed |= _kill_user(self.uid)
-        for stream in (self.process.stdin, self.process.stdout):
+        for stream in (self.stdin, self.stdout):
             try:
                 stream.close()
             except OSError:
@@ -320,7 +322,7 @@ class Worker:
             if left <= 0 or not self.writing.select(left):
                 raise TimeoutError
             try:
-                view = view[os.write(self.process.stdin.fileno(), view):]
+                view = view[os.write(self.stdin.fileno(), view):]
             except BlockingIOError:
                 continue
             except OSError:
@@ -328,7 +330,7 @@ class Worker:
 
     def _read(self, size: int, deadline: float) -> bytes:
         chunks, remaining = [], size
-        stream = self.process.stdout
+        stream = self.stdout
         while remaining:
             left = deadline - time.monotonic()
             if left <= 0 or not self.reading.select(left):
@@ -411,8 +413,8 @@ def _bwrap(layout: Layout, host_home: Path, limits: Limits) -> list[str]:
     readonly = _outermost([*(Path(d) for d in SYSTEM_DIRS), *_runtime(), *layout.readonly_paths])
     for folder in ("/tmp", str(INSIDE / "home")):  # writable, only disk_mb each, in memory; first, so
         command += ["--perms", "1777", "--size", disk, "--tmpfs", folder]  # binds below /tmp stay seen
-    for folder in sorted({a for p in [*readonly, INSIDE / "home"] for a in p.parents if a != Path("/")}):
-        command += ["--perms", "0755", "--dir", str(folder)]  # bwrap would make them 0700
+    for parent in sorted({a for p in [*readonly, INSIDE / "home"] for a in p.parents if a != Path("/")}):
+        command += ["--perms", "0755", "--dir", str(parent)]  # bwrap would make them 0700
     for path in readonly:
         command += ["--ro-bind", str(path), str(path)]
     for name in ("grader", "support", "submission"):

@@ -175,8 +175,10 @@ def _open_zip(path: Path) -> zipfile.ZipFile:
     """The open zip; one whose table of contents is too large is refused before it is parsed."""
     try:
         with path.open("rb") as file:
-            end = zipfile._EndRecData(file)  # the record that gives the table of contents' size
-        if end and end[zipfile._ECD_SIZE] > MAX_DIRECTORY:
+            # zipfile's private reader (typeshed lists neither it nor _ECD_SIZE): the record that
+            # gives the table of contents' size
+            end = zipfile._EndRecData(file)  # type: ignore[attr-defined]
+        if end and end[zipfile._ECD_SIZE] > MAX_DIRECTORY:  # type: ignore[attr-defined]
             raise SubmissionError(f"{path.name}: the zip's table of contents is over {MAX_DIRECTORY >> 20} MB "
                                   f"(at most {MAX_ENTRIES} entries are read)")
         archive = zipfile.ZipFile(path)
@@ -220,7 +222,7 @@ def _safe_member(archive: Path, name: str) -> PurePosixPath | None:
 def _check_tree(where: Path, files: dict[PurePosixPath, bytes]) -> None:
     """Refuse a path that is a file and also holds files (only a zip can say so)."""
     ordered = sorted(files, key=lambda p: p.parts)  # a folder's files follow it directly
-    for path, following in zip(ordered, ordered[1:]):
+    for path, following in itertools.pairwise(ordered):
         if following.parts[:len(path.parts)] == path.parts:
             raise SubmissionError(f"{where.name}: a file and a folder share the path {_quote(path)}")
 

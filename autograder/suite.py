@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import reprlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .errors import StudentError
 
@@ -58,7 +59,8 @@ def expect_error(call: Callable[[], Any], names: tuple[str, ...], what: str, nam
     except StudentError as error:
         expect(error.is_a(*names), f"{what}: expected {' or '.join(names)}, got {error.type_name}: {error.message}")
         for name in naming:
-            expect(name in error.message, f"{what}: the {error.type_name}'s message should name {name!r}: {error.message!r}")
+            expect(name in error.message,
+                   f"{what}: the {error.type_name}'s message should name {name!r}: {error.message!r}")
         return
     raise AssertionError(f"{what}: expected {' or '.join(names)}, but it returned {show(result)}")
 
@@ -66,11 +68,11 @@ def expect_error(call: Callable[[], Any], names: tuple[str, ...], what: str, nam
 def _same(a: Any, b: Any) -> bool:
     """Equality that also checks types, so ``1 == True`` or ``[1] == (1,)`` do not pass."""
     if isinstance(a, tuple) and isinstance(b, tuple):  # a named tuple equals its plain tuple
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, float) and math.isnan(a):

@@ -15,6 +15,7 @@ Decisions where the spec is silent:
   ``\\xNN`` / ``\\uNNNN`` and partial UTF-8 shown as U+FFFD.
 """
 
+from itertools import pairwise
 from typing import NamedTuple
 
 from . import _bpe
@@ -38,7 +39,7 @@ def get_pair_counts(ids: list[int]) -> dict[tuple[int, int], int]:
     """Count every adjacent pair of ``ids`` (overlapping included), in first-occurrence order."""
     ids = check_ids(ids, "ids")
     counts: dict[tuple[int, int], int] = {}
-    for pair in zip(ids, ids[1:]):
+    for pair in pairwise(ids):
         counts[pair] = counts.get(pair, 0) + 1
     return counts
 

@@ -24,6 +24,7 @@ Decisions where the spec is silent:
 
 import re
 from collections import Counter
+from itertools import pairwise
 
 from . import _bpe
 from ._checks import check_ids, check_int, check_str
@@ -111,7 +112,7 @@ class SpecialTokenizer:
         """Encode one pre-token, applying the learned merges in rank order."""
         ids = [b + BYTE_OFFSET for b in piece.encode("utf-8")]
         while len(ids) >= 2:
-            pair = min(zip(ids, ids[1:]), key=lambda p: self.merges.get(p, float("inf")))
+            pair = min(pairwise(ids), key=lambda p: self.merges.get(p, float("inf")))
             if pair not in self.merges:
                 break
             ids = _bpe.replace_pair(ids, pair, self.merges[pair])

@@ -21,6 +21,7 @@ Decisions where the spec is silent:
 
 import re
 from collections import Counter
+from itertools import pairwise
 
 from . import _bpe
 from ._checks import check_int, check_str
@@ -67,7 +68,7 @@ def _best_wordpiece_pair(words: list[tuple[list[str], int]]) -> tuple[str, str] 
     for units, n in words:
         for unit in units:
             unit_counts[unit] += n
-        for pair in zip(units, units[1:]):
+        for pair in pairwise(units):
             pair_counts[pair] = pair_counts.get(pair, 0) + n
 
     def rank(pair: tuple[str, str]) -> tuple[float, int]:

@@ -171,9 +171,11 @@ def plot(measurements: list[Measurement], png: Path) -> None:
     ax = fig.subplots()
     has_baseline = measurements[0].baseline_tokens is not None
     height = 0.4 if has_baseline else 0.8
-    ax.barh([i - height / 2 * has_baseline for i in range(len(names))], [m.tokens for m in measurements], height, label="text")
+    ax.barh([i - height / 2 * has_baseline for i in range(len(names))], [m.tokens for m in measurements], height,
+            label="text")
     if has_baseline:
-        ax.barh([i + height / 2 for i in range(len(names))], [m.baseline_tokens for m in measurements], height, label="baseline")
+        ax.barh([i + height / 2 for i in range(len(names))], [m.baseline_tokens for m in measurements], height,
+                label="baseline")
         ax.legend()
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
@@ -219,7 +221,8 @@ def fill_between_markers(document: str, table: str) -> str:
 
 def write_prompt(path: Path, tokenizers: dict[str, registry.Tokenizer]) -> None:
     """Refill the measured table of the prompt at ``path``; nothing else in it changes."""
-    path.write_text(fill_between_markers(path.read_text(encoding="utf-8"), reference_table(tokenizers)), encoding="utf-8")
+    text = fill_between_markers(path.read_text(encoding="utf-8"), reference_table(tokenizers))
+    path.write_text(text, encoding="utf-8")
 
 
 # -- command line -----------------------------------------------------------------------
@@ -243,12 +246,15 @@ def report(measurements: list[Measurement], console: Console) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tokcourse.analyzer", description=__doc__.split("\n\n")[0])
     parser.add_argument("text", nargs="?", metavar="TEXT_OR_FILE", help="a file to read, or the text itself")
-    parser.add_argument("--tokenizers", nargs="+", metavar="NAME", help=f"names, spaces or commas between (default: all of {', '.join(registry.names())})")
+    parser.add_argument("--tokenizers", nargs="+", metavar="NAME",
+                        help=f"names, spaces or commas between (default: all of {', '.join(registry.names())})")
     parser.add_argument("--baseline-file", type=Path, help="a text to compare with (e.g. the English original)")
     parser.add_argument("--markdown", type=Path, metavar="OUT.md", help="also write the analysis as Markdown")
     parser.add_argument("--png", type=Path, metavar="OUT.png", help="also write a bar chart")
-    parser.add_argument("--write-prompt", type=Path, metavar="PROMPT.md", help="refill the measured table of this prompt")
-    parser.add_argument("--root", type=Path, default=assets.REPO_ROOT, help="folder that holds .cache/ (default: the repo)")
+    parser.add_argument("--write-prompt", type=Path, metavar="PROMPT.md",
+                        help="refill the measured table of this prompt")
+    parser.add_argument("--root", type=Path, default=assets.REPO_ROOT,
+                        help="folder that holds .cache/ (default: the repo)")
     args = parser.parse_args(argv)
     if (args.text is None) == (args.write_prompt is None):
         parser.error("give either TEXT_OR_FILE or --write-prompt")

@@ -125,7 +125,7 @@ def download(asset: Asset, into: Path) -> Path:
         sys.executable, "-m", "pip", "download", "--no-deps", *binary,
         "--disable-pip-version-check", "--no-input",
         f"{asset.package}=={asset.version}", "-d", str(into),
-    ]  # fmt: skip
+    ]
     result = subprocess.run(command, capture_output=True, text=True)
     files = [p for p in into.iterdir() if p.is_file()]
     if result.returncode != 0 or len(files) != 1:
@@ -302,7 +302,8 @@ def problem(asset: Asset, root: Path, command: str = FETCH_COMMAND) -> str | Non
     return None
 
 
-def verify(root: Path | str | None = None, manifest: Path | str = MANIFEST, names: Iterable[str] | None = None) -> list[str]:
+def verify(root: Path | str | None = None, manifest: Path | str = MANIFEST,
+           names: Iterable[str] | None = None) -> list[str]:
     """Return one message per missing or corrupt asset (an empty list means all good)."""
     root = Path(root or REPO_ROOT)
     found = (problem(asset, root) for asset in select(load_manifest(manifest), names))

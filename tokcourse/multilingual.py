@@ -95,7 +95,8 @@ def premiums(rows: list[dict]) -> dict[tuple[str, str], float]:
 def premium_table(rows: list[dict], parallel: dict[str, list[str]], order: list[str]) -> str:
     """Markdown: one row per language, one column per tokenizer in ``order``."""
     premium = premiums(rows)
-    return render_table([{"language": lang} | {name: f"{premium[lang, name]:.2f}" for name in order} for lang in languages(parallel)])
+    return render_table([{"language": lang} | {name: f"{premium[lang, name]:.2f}" for name in order}
+                         for lang in languages(parallel)])
 
 
 def tokens_per_sentence(rows: list[dict], name: str, english: bool, sentences: int) -> float:
@@ -104,7 +105,8 @@ def tokens_per_sentence(rows: list[dict], name: str, english: bool, sentences: i
     return sum(row["tokens"] for row in picked) / (len(picked) * sentences)
 
 
-def tradeoff_table(tokenizers: dict[str, registry.Tokenizer], sets: dict[str, dict], results: dict[str, list[dict]]) -> str:
+def tradeoff_table(tokenizers: dict[str, registry.Tokenizer], sets: dict[str, dict],
+                   results: dict[str, list[dict]]) -> str:
     """Markdown: vocabulary size, its embedding parameters at ``D_MODEL``, and the measured
     tokens per sentence on each set (English, and the mean of the other languages)."""
     table = []
@@ -137,7 +139,8 @@ def unknown_table(tokenizers: dict[str, registry.Tokenizer], parallel: dict[str,
     shares = {name: by_lang for name, by_lang in shares.items() if any(by_lang.values())}
     if not shares:
         return None
-    return render_table([{"language": lang} | {name: f"{s[lang]:.0%}" for name, s in shares.items()} for lang in languages(parallel)])
+    return render_table([{"language": lang} | {name: f"{s[lang]:.0%}" for name, s in shares.items()}
+                         for lang in languages(parallel)])
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -147,7 +150,7 @@ def plot(sets: dict[str, dict], results: dict[str, list[dict]], order: list[str]
     """Grouped bars of the premium per language (English left out), one panel per set."""
     fig = Figure(figsize=(11, 4 * len(results)))
     axes = fig.subplots(len(results), 1, squeeze=False)
-    for ax, (set_name, rows) in zip(axes[:, 0], results.items()):
+    for ax, (set_name, rows) in zip(axes[:, 0], results.items(), strict=True):
         premium = premiums(rows)
         shown = languages(sets[set_name])[1:]
         width = 0.8 / len(order)
@@ -205,8 +208,10 @@ def run(out: Path, root: Path | str | None = None) -> dict[str, list[dict]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tokcourse.multilingual", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("outputs/multilingual"), help="folder for benchmark.md and premium.png")
-    parser.add_argument("--root", type=Path, default=assets.REPO_ROOT, help="folder that holds .cache/ (default: the repo)")
+    parser.add_argument("--out", type=Path, default=Path("outputs/multilingual"),
+                        help="folder for benchmark.md and premium.png")
+    parser.add_argument("--root", type=Path, default=assets.REPO_ROOT,
+                        help="folder that holds .cache/ (default: the repo)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
@@ -215,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print((args.out / "benchmark.md").read_text(encoding="utf-8"))
-    print(f"wrote {args.out / 'benchmark.md'} and {args.out / 'premium.png'} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    seconds = time.perf_counter() - started
+    print(f"wrote {args.out / 'benchmark.md'} and {args.out / 'premium.png'} in {seconds:.1f} s", file=sys.stderr)
     return 0
 
 

@@ -96,7 +96,7 @@ def load_entries(manifest: Path | str = assets.MANIFEST) -> list[Entry]:
                 known_text=item["known"]["text"], known_ids=tuple(item["known"]["ids"]),
                 encoding=item.get("encoding", ""),
             )
-        )  # fmt: skip
+        )
     return entries
 
 
@@ -129,7 +129,7 @@ LLAMA3_NAMED_SPECIALS = (
     "<|finetune_right_pad_id|>", "<|step_id|>",
     "<|start_header_id|>", "<|end_header_id|>",
     "<|eom_id|>", "<|eot_id|>", "<|python_tag|>", "<|image|>",
-)  # fmt: skip
+)
 LLAMA3_SPECIAL_COUNT = 256
 
 
@@ -219,7 +219,7 @@ class SentencePieceTokenizer:
 CJK_RANGES = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
-)  # fmt: skip
+)
 MAX_WORD_CHARS = 100
 
 
@@ -370,7 +370,8 @@ def list_table(root: Path) -> Table:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tokcourse.registry", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["fetch", "list", "check"])
-    parser.add_argument("--root", type=Path, default=assets.REPO_ROOT, help="folder that holds .cache/ (default: the repo)")
+    parser.add_argument("--root", type=Path, default=assets.REPO_ROOT,
+                        help="folder that holds .cache/ (default: the repo)")
     args = parser.parse_args(argv)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     try:
@@ -386,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         console.print(f"error: {problem}", style="red", markup=False, soft_wrap=True)
     if not problems:
-        console.print(f"all {len(load_entries())} tokenizers load offline and match their known encodings", style="green")
+        console.print(f"all {len(load_entries())} tokenizers load offline and match their known encodings",
+                      style="green")
     return 1 if problems else 0
 
 

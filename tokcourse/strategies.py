@@ -196,7 +196,7 @@ def sentences(language: str, min_size: int = 1) -> st.SearchStrategy[str]:
 def parallel(draw, min_languages: int = 1, baseline: str = "en") -> dict[str, list[str]]:
     """Aligned sentences per language: the same number of non-empty sentences everywhere,
     the baseline always present (not necessarily first)."""
-    others = draw(st.lists(st.sampled_from([l for l in LANGUAGES if l != baseline]), unique=True,
+    others = draw(st.lists(st.sampled_from([lang for lang in LANGUAGES if lang != baseline]), unique=True,
                            min_size=max(0, min_languages - 1), max_size=4))
     languages = others[:]
     languages.insert(draw(st.integers(0, len(others))), baseline)

@@ -30,7 +30,7 @@ from .shipping import course_yaml, lock_files, ship, ship_engine
 
 def build_gradescope(course: Course, out: Path) -> None:
     """Write the Gradescope autograder zip ``out``."""
-    if course.is_release:
+    if course.solutions is None:  # a student release
         raise GraderError("a Gradescope autograder needs the solutions, which a student release lacks")
     locks = lock_files(course)
     if not locks:
@@ -38,7 +38,7 @@ def build_gradescope(course: Course, out: Path) -> None:
     private = sorted({course.solutions, *(str(Path(e.suite).parent) for e in course.exercises)})
     with tempfile.TemporaryDirectory(prefix="autograder-gradescope-") as scratch:
         root = Path(scratch)
-        ship(course, _grading_paths(course), root)
+        ship(course, _grading_paths(course, course.solutions), root)
         ship_engine(root)
         header = f"{course.title}: the Gradescope autograder's copy, written by `python -m autograder gradescope`."
         (root / "course.yaml").write_text(course_yaml(course, header, ("samples", "delivery")), encoding="utf-8")
@@ -51,10 +51,10 @@ def build_gradescope(course: Course, out: Path) -> None:
                 _add(archive, path, path.relative_to(root).as_posix())
 
 
-def _grading_paths(course: Course) -> list[str]:
+def _grading_paths(course: Course, solutions: str) -> list[str]:
     """Every course file that official grading reads."""
     readable = [p for p in [*course.data.values(), *course.sandbox.readonly_paths] if course.path(p).exists()]
-    return [course.package, *course.provided, course.solutions, *(e.suite for e in course.exercises),
+    return [course.package, *course.provided, solutions, *(e.suite for e in course.exercises),
             *course.sandbox.support_modules, *readable, *course.delivery.include]
 
 

@@ -30,6 +30,7 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from ..config import Course, Exercise
 from ..errors import GraderError
@@ -75,7 +76,7 @@ def exercise_notebook(course: Course, exercise: Exercise):
 
     module = exercise.module
     stub = _Source((course.path(course.package) / f"{module}.py").read_text(encoding="utf-8"))
-    reference = _flatten(course.path(course.solutions), module)
+    reference = _flatten(course.solutions_path(), module)
     how_to = _cell_text(course, "nbgrader_howto", package=course.package)
     task = f"# {exercise.title}\n\n{_markdown(stub.docstring)}\n\n{how_to}"
     cells = [v4.new_markdown_cell(task, metadata=_meta(f"{module}_task", locked=True))]
@@ -178,7 +179,7 @@ class _Source:
         self.body = [node for node in self.tree.body if not _is_docstring(node)]
         self.names = {name for node in self.body for name in _defines(node)}
 
-    def text(self, node: ast.AST, start: int | None = None, end: int | None = None) -> str:
+    def text(self, node: ast.stmt, start: int | None = None, end: int | None = None) -> str:
         """Lines ``start`` to ``end`` (1-based, inclusive), by default the node's with its decorators."""
         return "\n".join(self.lines[(start or _first_line(node)) - 1:end or node.end_lineno])
 
@@ -187,7 +188,7 @@ class _Source:
         and blank lines included, runs apart by two blank lines."""
         chosen = {id(node) for node in nodes}
         runs: list[list[ast.stmt]] = []
-        for previous, node in zip([None, *self.body], self.body):
+        for previous, node in zip([None, *self.body], self.body, strict=False):  # each with the one before
             if id(node) in chosen:
                 if runs and previous is runs[-1][-1]:
                     runs[-1].append(node)
@@ -212,7 +213,7 @@ class _Reference:
                 return node
         raise GraderError(f"the reference has no {inside + '.' if inside else ''}{name}, which the stub grades")
 
-    def text(self, node: ast.AST, start: int | None = None, end: int | None = None) -> str:
+    def text(self, node: ast.stmt, start: int | None = None, end: int | None = None) -> str:
         return self.strip(self.source.text(node, start, end))
 
     def strip(self, text: str) -> str:
@@ -276,7 +277,7 @@ def _check_module(module: str, text: str) -> None:
     """The notebook's module (the reference's, here) must import."""
     try:
         exec(compile(text, f"<notebook {module}>", "exec"), {"__name__": module})
-    except Exception as error:  # noqa: BLE001 - any failure is the generator's bug, reported as such
+    except Exception as error:  # any failure is the generator's bug, reported as such
         raise GraderError(f"the notebook of {module} does not make a working module: "
                           f"{type(error).__name__}: {error}") from None
 
@@ -284,7 +285,7 @@ def _check_module(module: str, text: str) -> None:
 # --- answer cells ---------------------------------------------------------------------------------
 
 
-def _graded(node: ast.AST) -> bool:
+def _graded(node: ast.AST) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
     """A stub function whose body raises NotImplementedError, or a class with such a method."""
     if isinstance(node, ast.ClassDef):
         return any(_graded(item) for item in node.body)
@@ -293,16 +294,19 @@ def _graded(node: ast.AST) -> bool:
         for s in node.body)
 
 
-def _function_cell(stub: _Source, node: ast.FunctionDef, ref: ast.FunctionDef, reference: _Reference) -> str:
+def _function_cell(stub: _Source, node: ast.FunctionDef | ast.AsyncFunctionDef, ref: ast.FunctionDef | ast.ClassDef,
+                   reference: _Reference) -> str:
     """The stub's head and docstring, the reference body as the solution, then the stub's raise."""
+    if not isinstance(ref, ast.FunctionDef):
+        raise GraderError(f"{node.name}: the reference's is a class, the stub's a function")
     if _parameters(node) != _parameters(ref):
         raise GraderError(f"{node.name}: the reference's parameters differ from the stub's")
-    head_end = node.body[0].end_lineno if _is_docstring(node.body[0]) else node.body[0].lineno - 1
-    ref_start = ref.body[0].end_lineno + 1 if _is_docstring(ref.body[0]) else ref.body[0].lineno
+    head_end = _last_line(node.body[0]) if _is_docstring(node.body[0]) else node.body[0].lineno - 1
+    ref_start = _last_line(ref.body[0]) + 1 if _is_docstring(ref.body[0]) else ref.body[0].lineno
     indent = " " * node.body[0].col_offset
     body = reference.text(ref, ref_start, ref.end_lineno).strip("\n")
     parts = [stub.text(node, end=head_end), indent + BEGIN, body, indent + END]
-    if isinstance(ref.body[-1], (ast.Return, ast.Raise)) and head_end < node.end_lineno:
+    if isinstance(ref.body[-1], (ast.Return, ast.Raise)) and head_end < _last_line(node):
         parts.append(stub.text(node, start=head_end + 1))
     return "\n".join(parts)
 
@@ -316,6 +320,8 @@ def _class_cell(stub: _Source, node: ast.ClassDef, reference: _Reference) -> str
     parts = [stub.text(node, end=head_end).rstrip()]
     for item in members:
         if _graded(item):
+            if isinstance(item, ast.ClassDef):
+                raise GraderError(f"{node.name}.{item.name}: a graded class inside a class is not supported")
             parts.append(_function_cell(stub, item, reference.find(item.name, node.name), reference))
         else:
             parts.append(stub.text(item))
@@ -330,12 +336,19 @@ def _class_cell(stub: _Source, node: ast.ClassDef, reference: _Reference) -> str
 # --- syntax helpers -------------------------------------------------------------------------------
 
 
-def _first_line(node: ast.AST) -> int:
+def _first_line(node: ast.stmt) -> int:
     """A statement's first line, its decorators included."""
     return min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
 
 
-def _parameters(node: ast.FunctionDef) -> list[str]:
+def _last_line(node: ast.stmt) -> int:
+    """A statement's last line (``ast.parse`` always sets it; the type allows None)."""
+    if node.end_lineno is None:
+        raise GraderError(f"line {node.lineno}: a statement without an end line")
+    return node.end_lineno
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """Parameter names, without a leading ``self`` (a reference may make a method static)."""
     arguments = node.args
     names = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
@@ -346,7 +359,7 @@ def _is_docstring(node: ast.AST) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
-def _relative_import(node: ast.AST) -> bool:
+def _relative_import(node: ast.AST) -> TypeGuard[ast.ImportFrom]:
     return isinstance(node, ast.ImportFrom) and node.level > 0
 
 

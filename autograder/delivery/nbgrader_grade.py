@@ -37,7 +37,6 @@ from ..sandbox import isolation_note, require_isolation
 from ..submission import stage
 from .nbgrader_course import module_source
 
-
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked
 
 

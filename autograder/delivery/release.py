@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeGuard
 
 import yaml
 
@@ -122,7 +124,7 @@ def reachable(body: list[ast.stmt], roots: set[str]) -> set[str]:
     return reached
 
 
-def prune(source: str, reached: set[str], dropped: list[ast.stmt] = ()) -> str:
+def prune(source: str, reached: set[str], dropped: Sequence[ast.stmt] = ()) -> str:
     """``source`` without ``dropped`` and the module-level definitions that bind no name in
     ``reached`` (with the comment lines right above them); imports keep the names reached."""
     lines = source.splitlines(keepends=True)
@@ -188,9 +190,10 @@ def prune_suite_support(course: Course, out: Path) -> None:
         target = out / relative
         users = [p for p in out.rglob("*.py") if p != target and out / ENGINE_DIR.name not in p.parents]
         uses = [_uses(p.read_text(encoding="utf-8"), module) for p in users]
-        if None not in uses:
+        known = [names for names in uses if names is not None]
+        if len(known) == len(uses):
             source = target.read_text(encoding="utf-8")
-            target.write_text(prune(source, reachable(ast.parse(source).body, set().union(*uses))), encoding="utf-8")
+            target.write_text(prune(source, reachable(ast.parse(source).body, set().union(*known))), encoding="utf-8")
 
 
 def _uses(source: str, module: str) -> set[str] | None:
@@ -198,7 +201,8 @@ def _uses(source: str, module: str) -> set[str] | None:
     as S``, or ``from module import name``); ``None`` when it uses the module otherwise."""
     package, _, leaf = module.rpartition(".")
     tree = ast.parse(source)
-    names, aliases = set(), set()
+    names: set[str] = set()
+    aliases: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module:
             names |= {alias.name for alias in node.names}
@@ -206,12 +210,16 @@ def _uses(source: str, module: str) -> set[str] | None:
             aliases |= {alias.asname or alias.name for alias in node.names if alias.name == leaf}
         elif isinstance(node, ast.Import) and any(alias.name == module for alias in node.names):
             return None
-    read = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases]
+    read = [n for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases]
     bare = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in aliases]
     return None if "*" in names or len(read) != len(bare) else names | {n.attr for n in read}
 
 
-def _tests(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+_Test = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _tests(body: list[ast.stmt]) -> list[_Test]:
     """The test functions and test classes at the top of a module, as pytest collects them."""
     return [node for node in body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
@@ -227,7 +235,7 @@ def _hidden_marks(tree: ast.Module) -> set[str]:
     return marks
 
 
-def _assigns_to(node: ast.stmt, name: str) -> bool:
+def _assigns_to(node: ast.stmt, name: str) -> TypeGuard[ast.Assign]:
     """Whether ``node`` is ``name = ...``."""
     return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
 
@@ -240,14 +248,14 @@ def _assigns_mark(node: ast.stmt, name: str, marks: set[str]) -> bool:
     return any(ast.unparse(v) in marks for v in values)
 
 
-def _is_hidden(node: ast.AST, marks: set[str]) -> bool:
+def _is_hidden(node: _Test, marks: set[str]) -> bool:
     decorated = any(ast.unparse(d.func if isinstance(d, ast.Call) else d) in marks for d in node.decorator_list)
     if isinstance(node, ast.ClassDef):
         return decorated or any(_assigns_mark(item, "pytestmark", marks) for item in node.body)
     return decorated
 
 
-def _needs_reference(node: ast.AST) -> bool:
+def _needs_reference(node: _Test) -> bool:
     """A test function with the ``reference`` fixture, or a test class with such a method."""
     if isinstance(node, ast.ClassDef):
         return any(_needs_reference(item) for item in _tests(node.body))
