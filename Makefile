@@ -51,10 +51,10 @@ fetch: $(VENV)/.installed
 run: setup
 	$(BIN)/python -m autograder demo --out out/demo
 
-# ruff (pyproject's [tool.ruff]) and mypy on the engine (pyproject's [tool.mypy]); both are
-# pinned in the dev extra. tests/, suites/, exercises/ and samples/ are left out here, for now.
+# ruff on the whole repository (pyproject's [tool.ruff]) and mypy on the engine (pyproject's
+# [tool.mypy]); both are pinned in the dev extra.
 lint: setup
-	$(BIN)/ruff check . --extend-exclude tests,suites,exercises,samples
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 test: setup lint

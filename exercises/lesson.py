@@ -97,7 +97,7 @@ def get_pair_counts(ids):
     >>> max(counts, key=counts.get)
     (1, 2)
     """
-    return Counter(zip(ids, ids[1:]))
+    return Counter(zip(ids, ids[1:], strict=False))
 
 
 def merge_pair(ids, pair, new_id):
@@ -297,6 +297,6 @@ def zipf_slope(counts):
     xs = [math.log(rank) for rank in range(1, len(counts) + 1)]
     ys = [math.log(n) for n in counts]
     mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    covariance = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
+    covariance = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
     variance = sum((x - mean_x) ** 2 for x in xs)
     return covariance / variance

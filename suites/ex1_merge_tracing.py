@@ -35,7 +35,7 @@ def _check_rendered(rendered, steps, what):
     expect(len(lines) == len(steps),
            f"{what}: expected one line per merge ({len(steps)} lines), got {len(lines)}: {show(rendered)}")
     vocab = {i: bytes([i]) for i in range(256)}
-    for line, step in zip(lines, steps):
+    for line, step in zip(lines, steps, strict=True):
         vocab[step.new_id] = step.token
         bad = [ch for ch in line if not ch.isprintable()]
         expect(not bad, f"{what}: the line of merge {step.rank} holds the raw character {bad[:1]!r}; "
@@ -45,8 +45,10 @@ def _check_rendered(rendered, steps, what):
             expect(any(s in line for s in _renderings(token)),
                    f"{what}: the line of merge {step.rank} should show the {role} as "
                    f"{repr(token.decode('utf-8', errors='replace'))}: {line!r}")
-        expect(_whole_number(step.count, line), f"{what}: the line of merge {step.rank} should show the count {step.count}: {line!r}")
-        expect(_whole_number(step.length, line), f"{what}: the line of merge {step.rank} should show the length {step.length}: {line!r}")
+        expect(_whole_number(step.count, line),
+               f"{what}: the line of merge {step.rank} should show the count {step.count}: {line!r}")
+        expect(_whole_number(step.length, line),
+               f"{what}: the line of merge {step.rank} should show the length {step.length}: {line!r}")
 
 
 def _is_step(step) -> bool:
@@ -99,7 +101,7 @@ def test_merge_pair_shortens_by_number_of_replacements(student, reference, ids, 
     replaced = merged.count(256)
     expect(len(merged) == len(ids) - replaced,
            f"{what} has {replaced} new ids, so its length should be {len(ids) - replaced}, got {len(merged)}")
-    expect(pair not in zip(merged, merged[1:]) or pair[0] == pair[1],
+    expect(pair not in zip(merged, merged[1:], strict=False) or pair[0] == pair[1],
            f"{what} still holds the pair {pair!r}: {merged!r}")
     expected = reference.merge_pair(ids, pair, 256)
     expect(replaced == expected.count(256),
@@ -152,7 +154,8 @@ def test_new_ids_are_256_plus_rank(student, text, num_merges):
     """Merge k has rank k and creates id 256 + k, for every merge the text allows."""
     steps = student.trace_merges(text, num_merges)
     what = f"trace_merges({text!r}, {num_merges})"
-    expect(type(steps) is list and len(steps) <= num_merges, f"{what}: expected a list of at most {num_merges} merges, got {show(steps)}")
+    expect(type(steps) is list and len(steps) <= num_merges,
+           f"{what}: expected a list of at most {num_merges} merges, got {show(steps)}")
     for k, step in enumerate(steps):
         expect(_is_step(step), f"{what}[{k}]: expected a MergeStep, got {show(step)}")
         expect_equal((step[0], step[2]), (k, 256 + k), f"{what}[{k}]: (rank, new_id)")
@@ -165,10 +168,12 @@ def test_new_ids_are_256_plus_rank(student, text, num_merges):
 @points(1)
 @given(text=S.texts(), num_merges=S.merges())
 def test_trace_tokens_lengths_and_early_stop(student, text, num_merges):
-    """Each token is the bytes of its two parts, lengths fall every merge, and training stops early only when no pair is left."""
+    ("""Each token is the bytes of its two parts, lengths fall every merge, and training stops early only when no """
+     """pair is left.""")
     steps = student.trace_merges(text, num_merges)
     what = f"trace_merges({text!r}, {num_merges})"
-    expect(type(steps) is list and len(steps) <= num_merges, f"{what}: expected at most {num_merges} steps, got {show(steps)}")
+    expect(type(steps) is list and len(steps) <= num_merges,
+           f"{what}: expected at most {num_merges} steps, got {show(steps)}")
     vocab = {i: bytes([i]) for i in range(256)}
     length = len(text.encode("utf-8"))
     for step in steps:
@@ -176,7 +181,8 @@ def test_trace_tokens_lengths_and_early_stop(student, text, num_merges):
         _rank, (left, right), new_id, count, token, new_length = step
         expect(left in vocab and right in vocab, f"{what}: step {show(step)} merges an id that does not exist yet")
         expect_equal(token, vocab[left] + vocab[right], f"{what}: the token of step {step[0]}")
-        expect(count >= 1 and new_length < length, f"{what}: step {show(step)} should have a positive count and shorten {length}")
+        expect(count >= 1 and new_length < length,
+               f"{what}: step {show(step)} should have a positive count and shorten {length}")
         vocab[new_id], length = token, new_length
     if len(steps) < num_merges:
         expect(length < 2, f"{what}: stopped after {len(steps)} merges with {length} ids left (a pair was still there)")
@@ -211,7 +217,8 @@ def test_token_tree_rejects_unknown_id(student, reference, text, num_merges, ext
     """token_tree raises ValueError naming token_id for an id that is neither a byte nor made by the steps."""
     steps = reference.trace_merges(text, num_merges)
     for token_id in (256 + len(steps) + extra, -1 - extra):
-        expect_error(lambda: student.token_tree(steps, token_id), ("ValueError",), f"token_tree(<{len(steps)} steps>, {token_id})", naming=("token_id",))
+        expect_error(lambda token_id=token_id: student.token_tree(steps, token_id), ("ValueError",),
+                     f"token_tree(<{len(steps)} steps>, {token_id})", naming=("token_id",))
 
 
 # --------------------------------------------------------------------------- render_trace
@@ -250,7 +257,8 @@ def test_render_trace_escapes_control_chars_and_partial_utf8(student, reference,
        count=st.integers(1, 9))
 @example(num_merges=3, scale=3, word="low", count=2)
 def test_trace_word_merges_textbook_example(student, num_merges, scale, word, count):
-    """trace_word_merges on {'lower': 5, 'lowest': 2, 'newest': 6} starts with ('w','e') 13, ('we','s') 8, ('wes','t') 8; other tables alike."""
+    ("""trace_word_merges on {'lower': 5, 'lowest': 2, 'newest': 6} starts with ('w','e') 13, ('we','s') 8, """
+     """('wes','t') 8; other tables alike.""")
     textbook = [(("w", "e"), 13), (("we", "s"), 8), (("wes", "t"), 8)]
     for n in sorted({1, scale}):  # the textbook's counts times n: the same merges, their counts times n
         table = {"lower": 5 * n, "lowest": 2 * n, "newest": 6 * n}
@@ -258,7 +266,8 @@ def test_trace_word_merges_textbook_example(student, num_merges, scale, word, co
         what = f"trace_word_merges({table!r}, {num_merges})"
         expect(isinstance(got, list) and 3 <= len(got) <= num_merges,
                f"{what}: expected a list of 3 to {num_merges} merges, got {show(got)}")
-        expect_equal(got[:3], [(pair, c * n) for pair, c in textbook], f"the first three merges of {what} (every count times {n})")
+        expect_equal(got[:3], [(pair, c * n) for pair, c in textbook],
+                     f"the first three merges of {what} (every count times {n})")
     # one word of distinct letters: every pair counts `count`, so the leftmost pair wins each time
     table = {word: count}
     expect_equal(student.trace_word_merges(table, num_merges),
@@ -295,9 +304,13 @@ def test_word_merge_ties_follow_dict_order(student, reference, words, num_merges
 @points(1)
 @given(num_merges=st.integers(-5, -1))
 def test_bad_arguments_raise_errors_naming_them(student, num_merges):
-    """Negative num_merges and zero word counts are ValueErrors, a non-str text or non-list ids a TypeError, each naming the argument."""
-    expect_error(lambda: student.trace_merges("abc", num_merges), ("ValueError",), f"trace_merges('abc', {num_merges})", naming=("num_merges",))
+    ("""Negative num_merges and zero word counts are ValueErrors, a non-str text or non-list ids a TypeError, each """
+     """naming the argument.""")
+    expect_error(lambda: student.trace_merges("abc", num_merges), ("ValueError",), f"trace_merges('abc', {num_merges})",
+                 naming=("num_merges",))
     expect_error(lambda: student.trace_merges(b"abc", 2), ("TypeError",), "trace_merges(b'abc', 2)", naming=("text",))
-    expect_error(lambda: student.trace_word_merges({"ab": 2}, num_merges), ("ValueError",), f"trace_word_merges({{'ab': 2}}, {num_merges})", naming=("num_merges",))
-    expect_error(lambda: student.trace_word_merges({"ab": 0}, 2), ("ValueError",), "trace_word_merges({'ab': 0}, 2)", naming=("word_counts",))
+    expect_error(lambda: student.trace_word_merges({"ab": 2}, num_merges), ("ValueError",),
+                 f"trace_word_merges({{'ab': 2}}, {num_merges})", naming=("num_merges",))
+    expect_error(lambda: student.trace_word_merges({"ab": 0}, 2), ("ValueError",), "trace_word_merges({'ab': 0}, 2)",
+                 naming=("word_counts",))
     expect_error(lambda: student.get_pair_counts("abc"), ("TypeError",), "get_pair_counts('abc')", naming=("ids",))

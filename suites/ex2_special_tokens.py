@@ -41,7 +41,7 @@ def _learned(tok, size):
 def _learned_strings(tok, size, what):
     """``_learned``, with every token checked to be a str."""
     learned = _learned(tok, size)
-    for i, token in zip(range(259, size), learned):
+    for i, token in zip(range(259, size), learned, strict=True):
         expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
     return learned
 
@@ -50,7 +50,8 @@ def _learns_a_merge(text, num_merges):
     """Whether training on ``text`` must learn a merge: one is asked for and some pre-token of
     the text between special-token strings has two bytes."""
     between = re.split("|".join(re.escape(special) for special in SPECIALS), text)
-    return num_merges > 0 and any(len(piece.encode("utf-8")) > 1 for part in between for piece in re.findall(PATTERN, part))
+    return num_merges > 0 and any(len(piece.encode("utf-8")) > 1
+                                  for part in between for piece in re.findall(PATTERN, part))
 
 
 def _check_vocab_size(mine, ref, what):
@@ -94,10 +95,12 @@ def test_untrained_ids_specials_0_2_and_bytes_offset_by_3(student, text):
 
 
 @points(2)
-@given(letters=st.lists(st.sampled_from("abcdfghijkmnpquvxyz"), min_size=7, max_size=7, unique=True), repeat=st.integers(1, 3))
+@given(letters=st.lists(st.sampled_from("abcdfghijkmnpquvxyz"), min_size=7, max_size=7, unique=True),
+       repeat=st.integers(1, 3))
 @example(letters=list("lowerst"), repeat=1)
 def test_worked_example_low_lower_lowest(student, letters, repeat):
-    """The docstring's example: train('low lower lowest<eos>', 3) learns 'lo', 'low', ' low' as ids 259-261 (and so with other letters)."""
+    ("""The docstring's example: train('low lower lowest<eos>', 3) learns 'lo', 'low', ' low' as ids 259-261 (and so """
+     """with other letters).""")
     rename = str.maketrans("lowerst", "".join(letters))  # other letters, every count times `repeat`: the same merges
     word, lowest = "low".translate(rename), "lowest".translate(rename)
     e, s, t = (ord(ch) + 3 for ch in "est".translate(rename))
@@ -138,10 +141,11 @@ def test_training_learns_reference_merges_weighted_by_pretoken_frequency(student
 def test_merges_never_cross_pretoken_boundaries(student, reference, text, num_merges):
     """No learned token spans two pre-tokens (merges happen inside pre-tokens only)."""
     mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
-    for i, token in zip(range(259, size), _learned_strings(mine, size, what)):
+    for i, token in zip(range(259, size), _learned_strings(mine, size, what), strict=True):
         if "\ufffd" not in token:
             expect(len(re.findall(PATTERN, token)) == 1,
-                   f"after {what}, token {i} is {token!r}, which spans several pre-tokens {re.findall(PATTERN, token)!r}")
+                   f"after {what}, token {i} is {token!r}, "
+                   f"which spans several pre-tokens {re.findall(PATTERN, token)!r}")
     expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after {what}")
 
 
@@ -154,7 +158,7 @@ def test_special_token_strings_are_cut_out_of_training(student, reference, text,
     """Special-token strings in the training text are cut out: never merged, and boundaries for pairs."""
     mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
     learned = _learned_strings(mine, size, what)
-    for i, token in zip(range(259, size), learned):
+    for i, token in zip(range(259, size), learned, strict=True):
         expect(not any(s in token for s in SPECIALS), f"after {what}, token {i} is {token!r}: it holds a special token")
     expect_equal(learned, _learned(ref, size), f"the learned tokens (ids 259..{size - 1}) after {what}")
 
@@ -189,7 +193,8 @@ def test_encode_applies_learned_merges_in_rank_order(student, reference, train, 
     mine, ref = _trained(student, reference, train, num_merges)
     texts = [" abc abcd bcab", "other theme", "aaaaaaa", train[::-1]]
     if data is not None:  # new text over the training text's characters: the learned pairs meet in new orders
-        texts = [data.draw(st.text(alphabet=sorted(set(train)) or "a", max_size=40), label="text"), data.draw(S.texts(), label="other")]
+        texts = [data.draw(st.text(alphabet=sorted(set(train)) or "a", max_size=40), label="text"),
+                 data.draw(S.texts(), label="other")]
     for text in texts:
         expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after train({train!r}, {num_merges})")
 
@@ -227,7 +232,8 @@ def test_add_eos_appends_eos_id(student, reference, train, text, num_merges, all
 
 
 @points(2)
-@given(train=train_texts, text=st.one_of(S.texts(), S.special_texts()), num_merges=S.merges(), allowed=S.allowed_special())
+@given(train=train_texts, text=st.one_of(S.texts(), S.special_texts()), num_merges=S.merges(),
+       allowed=S.allowed_special())
 @example(train="中文中文中文", text="中文 文中", num_merges=4, allowed="all")
 @example(train="ab ab", text="<pad> ab", num_merges=1, allowed="all")
 def test_decode_encode_round_trips(student, train, text, num_merges, allowed):
@@ -236,7 +242,8 @@ def test_decode_encode_round_trips(student, train, text, num_merges, allowed):
     tok.train(train, num_merges)
     after = f"after train({train!r}, {num_merges})"
     size = tok.vocab_size
-    expect(type(size) is int and size >= 259, f"vocab_size {after} should be 259 + the merges learned, got {show(size)}")
+    expect(type(size) is int and size >= 259,
+           f"vocab_size {after} should be 259 + the merges learned, got {show(size)}")
     expect(size > 259 or not _learns_a_merge(train, num_merges), f"vocab_size {after} is {size}: no merge was learned")
     ids = tok.encode(text, allowed)
     expect(isinstance(ids, list) and all(type(i) is int and 0 <= i < size for i in ids),
@@ -270,8 +277,10 @@ def test_out_of_vocabulary_ids_raise_value_error(student, text, num_merges, extr
     size = tok.vocab_size
     expect(type(size) is int, f"vocab_size should be an int, got {show(size)}")
     for bad in (size + extra, -1 - extra):
-        expect_error(lambda: tok.decode([100, bad]), ("ValueError",), f"decode([100, {bad}]) with vocab_size {size}")
-        expect_error(lambda: tok.id_to_token(bad), ("ValueError",), f"id_to_token({bad}) with vocab_size {size}")
+        expect_error(lambda bad=bad: tok.decode([100, bad]), ("ValueError",),
+                     f"decode([100, {bad}]) with vocab_size {size}")
+        expect_error(lambda bad=bad: tok.id_to_token(bad), ("ValueError",),
+                     f"id_to_token({bad}) with vocab_size {size}")
 
 
 # --------------------------------------------------------------------------- token_to_id
@@ -284,7 +293,8 @@ def test_out_of_vocabulary_ids_raise_value_error(student, text, num_merges, extr
 def test_token_to_id_inverts_id_to_token(student, reference, train, num_merges, other):
     """token_to_id gives a token's id (the smaller one if two spell the same bytes) and 2 (<unk>) for non-tokens."""
     mine, ref = _trained(student, reference, train, num_merges)
-    pieces = [*SPECIALS, "", other, "a", "é", "中", " ", "<eos", *(ref.id_to_token(i) for i in range(259, ref.vocab_size))]
+    pieces = [*SPECIALS, "", other, "a", "é", "中", " ", "<eos",
+              *(ref.id_to_token(i) for i in range(259, ref.vocab_size))]
     for piece in pieces:
         expect_equal(mine.token_to_id(piece), ref.token_to_id(piece),
                      f"token_to_id({piece!r}) after train({train!r}, {num_merges})")

@@ -52,18 +52,21 @@ def test_wordpiece_score_divides_integer_product_once(student, pair_count, left_
 @example(word="a")
 def test_word_units_prefix_continuations_with_hashes(student, word):
     """word_units keeps the first character as it is and writes '##' before every other one."""
-    expect_equal(student.word_units(word), [c if i == 0 else "##" + c for i, c in enumerate(word)], f"word_units({word!r})")
+    expect_equal(student.word_units(word), [c if i == 0 else "##" + c for i, c in enumerate(word)],
+                 f"word_units({word!r})")
 
 
 # --------------------------------------------------------------------------- trainers
 
 
 @points(2)
-@given(num_merges=st.integers(3, 8), letters=st.lists(st.sampled_from(string.ascii_lowercase), min_size=7, max_size=7, unique=True),
+@given(num_merges=st.integers(3, 8),
+       letters=st.lists(st.sampled_from(string.ascii_lowercase), min_size=7, max_size=7, unique=True),
        repeat=st.integers(1, 3))
 @example(num_merges=3, letters=list("bghnpsu"), repeat=2)
 def test_train_wordpiece_worked_example(student, num_merges, letters, repeat):
-    """train_wordpiece('hug hugs pug pun bun', 3) is the docstring's vocabulary (##gs first, then hu, hugs), and so with other letters."""
+    ("""train_wordpiece('hug hugs pug pun bun', 3) is the docstring's vocabulary (##gs first, then hu, hugs), and so """
+     """with other letters.""")
     text = "hug hugs pug pun bun"
     wordpiece = ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##gs', 'hu', 'hugs']
     bpe = ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##ug', 'hug', '##un']
@@ -75,8 +78,10 @@ def test_train_wordpiece_worked_example(student, num_merges, letters, repeat):
     # letters renamed in the same order (the sorted units keep their order), every count times `repeat`
     rename = str.maketrans("bghnpsu", "".join(sorted(letters)))
     other = " ".join([text] * repeat).translate(rename)
-    expect_equal(student.train_wordpiece(other, 3), [token.translate(rename) for token in wordpiece], f"train_wordpiece({other!r}, 3)")
-    expect_equal(student.train_bpe_pieces(other, 3), [token.translate(rename) for token in bpe], f"train_bpe_pieces({other!r}, 3)")
+    expect_equal(student.train_wordpiece(other, 3), [token.translate(rename) for token in wordpiece],
+                 f"train_wordpiece({other!r}, 3)")
+    expect_equal(student.train_bpe_pieces(other, 3), [token.translate(rename) for token in bpe],
+                 f"train_bpe_pieces({other!r}, 3)")
 
 
 @points(3)
@@ -154,12 +159,14 @@ def test_tokenize_wordpiece_greedy_longest_match_first(student, reference, vocab
 
 @hidden
 @points(1)
-@given(vocab=S.wordpiece_vocab(), text=S.word_texts(8), unk=st.sampled_from(["[UNK]", "<?>"]), max_chars=st.integers(1, 6))
+@given(vocab=S.wordpiece_vocab(), text=S.word_texts(8), unk=st.sampled_from(["[UNK]", "<?>"]),
+       max_chars=st.integers(1, 6))
 @example(vocab=["a", "##a"], text="aa aaa", unk="[UNK]", max_chars=2)
 @example(vocab=["ab", "##c"], text="abd", unk="[UNK]", max_chars=9)
 def test_unknown_and_too_long_words_become_one_unk(student, reference, vocab, text, unk, max_chars):
     """A word that cannot be covered, or has more than max_chars characters, becomes a single unk."""
-    expect_equal(student.tokenize_wordpiece(vocab, text, unk, max_chars), reference.tokenize_wordpiece(vocab, text, unk, max_chars),
+    expect_equal(student.tokenize_wordpiece(vocab, text, unk, max_chars),
+                 reference.tokenize_wordpiece(vocab, text, unk, max_chars),
                  f"tokenize_wordpiece({vocab!r}, {text!r}, {unk!r}, {max_chars})")
     expect_equal(student.tokenize_wordpiece(vocab, text, unk=unk, max_chars=max_chars),
                  reference.tokenize_wordpiece(vocab, text, unk, max_chars),

@@ -34,7 +34,7 @@ def _check_rows(got, expected, what):
     expect(isinstance(got, list), f"{what}: expected a list of rows, got {show(got)}")
     expect_equal([(r.get("encoder"), r.get("language")) if isinstance(r, dict) else r for r in got],
                  [(r["encoder"], r["language"]) for r in expected], f"the (encoder, language) of each row of {what}")
-    for row, want in zip(got, expected):
+    for row, want in zip(got, expected, strict=True):
         where = f"{what}: row ({want['encoder']!r}, {want['language']!r})"
         expect_equal(list(row), list(want), f"{where}: the keys")
         for key in ("tokens", "chars", "bytes"):
@@ -59,8 +59,9 @@ def _check_table(table, rows, what):
            f"{what}: expected {len(rows) + 2} lines (header, separator, one per row), got {len(lines)}: {show(table)}")
     columns = list(rows[0])
     _in_order(lines[0], [_cell(c) for c in columns], f"{what}: the header line")
-    expect("-" in lines[1] and set(lines[1]) <= set("|-: "), f"{what}: the second line should be the separator, got {lines[1]!r}")
-    for i, (line, row) in enumerate(zip(lines[2:], rows)):
+    expect("-" in lines[1] and set(lines[1]) <= set("|-: "),
+           f"{what}: the second line should be the separator, got {lines[1]!r}")
+    for i, (line, row) in enumerate(zip(lines[2:], rows, strict=True)):
         _in_order(line, [_cell(row[c]) for c in columns], f"{what}: the line of row {i}")
     pipes = {_unescaped_pipes(line) for line in lines}
     expect(len(pipes) == 1, f"{what}: every line should have the same number of cell separators '|' "
@@ -97,7 +98,8 @@ def _parallel_with_baseline(draw, min_languages=1):
 @example(name="utf8_bytes", texts=["héllo"])
 @example(name="utf8_bytes", texts=["a", "中文中文"])
 def test_tokens_per_char_is_total_tokens_over_total_chars(student, sandbox, name, texts):
-    """tokens_per_char is the total tokens of all texts over their total characters (not bytes, not a mean of ratios)."""
+    ("""tokens_per_char is the total tokens of all texts over their total characters (not bytes, not a mean of """
+     """ratios).""")
     enc = sandbox.module("encoders")
     expect_close(student.tokens_per_char(getattr(enc, name), texts),
                  sum(len(getattr(encoders, name)(t)) for t in texts) / sum(len(t) for t in texts),
@@ -125,7 +127,8 @@ def test_premium_is_language_tokens_over_baseline_tokens(student, reference, san
 @given(name=simple_encoders, data=_parallel_with_baseline())
 @example(name="utf8_bytes", data=({"ru": ["кот", "пёс"], "en": ["cat", "dog"]}, "en"))
 def test_baseline_premium_is_exactly_one_and_languages_keep_order(student, sandbox, name, data):
-    """The baseline's premium is exactly 1.0, the others relative to it, and the result lists the languages in the order of parallel."""
+    ("""The baseline's premium is exactly 1.0, the others relative to it, and the result lists the languages in the """
+     """order of parallel.""")
     parallel, baseline = data
     got = student.tokenization_premium(getattr(sandbox.module("encoders"), name), parallel, baseline=baseline)
     what = f"tokenization_premium({name}, {parallel!r}, baseline={baseline!r})"
@@ -153,7 +156,8 @@ def test_premium_sums_tokens_not_mean_of_sentence_ratios(student, reference, san
 @points(1)
 @given(data=_parallel_with_baseline(min_languages=2))
 def test_bad_parallel_or_baseline_raises(student, sandbox, data):
-    """Unequal sentence counts, an empty language, an empty dict or an unknown baseline are ValueErrors; bad types TypeErrors."""
+    ("""Unequal sentence counts, an empty language, an empty dict or an unknown baseline are ValueErrors; bad types """
+     """TypeErrors.""")
     parallel, baseline = data
     enc = sandbox.module("encoders")
     other = next(lang for lang in parallel if lang != baseline)
@@ -161,7 +165,7 @@ def test_bad_parallel_or_baseline_raises(student, sandbox, data):
     for label, bad in (("a sentence more", {**parallel, other: parallel[other] + ["one more"]}),
                        ("a sentence less", {**parallel, other: parallel[other][:-1]}),
                        ("an empty language", {**parallel, other: []})):
-        expect_error(lambda: student.tokenization_premium(enc.characters, bad, baseline), ("ValueError",),
+        expect_error(lambda bad=bad: student.tokenization_premium(enc.characters, bad, baseline), ("ValueError",),
                 f"tokenization_premium(characters, <{label}: {bad!r}>, {baseline!r})")
     expect_error(lambda: student.tokenization_premium(enc.characters, {}, baseline), ("ValueError",),
             f"tokenization_premium(characters, {{}}, {baseline!r})")
@@ -171,9 +175,12 @@ def test_bad_parallel_or_baseline_raises(student, sandbox, data):
             f"tokenization_premium(characters, {parallel!r}, 7)")
     expect_error(lambda: student.tokenization_premium(5, parallel, baseline), ("TypeError",),
             f"tokenization_premium(5, {parallel!r}, {baseline!r})")
-    expect_error(lambda: student.tokens_per_char(enc.characters, []), ("ValueError",), "tokens_per_char(characters, [])")
-    expect_error(lambda: student.tokens_per_char(enc.characters, ["", ""]), ("ValueError",), "tokens_per_char(characters, ['', ''])")
-    expect_error(lambda: student.benchmark({}, parallel, baseline), ("ValueError",), f"benchmark({{}}, {parallel!r}, {baseline!r})")
+    expect_error(lambda: student.tokens_per_char(enc.characters, []), ("ValueError",),
+                 "tokens_per_char(characters, [])")
+    expect_error(lambda: student.tokens_per_char(enc.characters, ["", ""]), ("ValueError",),
+                 "tokens_per_char(characters, ['', ''])")
+    expect_error(lambda: student.benchmark({}, parallel, baseline), ("ValueError",),
+                 f"benchmark({{}}, {parallel!r}, {baseline!r})")
 
 
 # --------------------------------------------------------------------------- benchmark
@@ -186,9 +193,9 @@ def test_benchmark_rows_sorted_by_encoder_then_language(student, reference, sand
     """benchmark gives one row per (encoder, language), sorted, with the totals, tokens_per_char and premium."""
     parallel, baseline = data
     enc = sandbox.module("encoders")
-    mine = {label: getattr(enc, name) for label, name in zip(labels, names)}
-    ref = {label: getattr(encoders, name) for label, name in zip(labels, names)}
-    shown = {label: name for label, name in zip(labels, names)}
+    mine = {label: getattr(enc, name) for label, name in zip(labels, names, strict=False)}
+    ref = {label: getattr(encoders, name) for label, name in zip(labels, names, strict=False)}
+    shown = {label: name for label, name in zip(labels, names, strict=False)}
     _check_rows(student.benchmark(mine, parallel, baseline), reference.benchmark(ref, parallel, baseline),
                 f"benchmark({shown!r}, {parallel!r}, {baseline!r})")
 

@@ -24,7 +24,7 @@ def _is_curve(curve) -> bool:
 def _check_curve(got, expected, what):
     expect(isinstance(got, list), f"{what}: expected a list of floats, got {show(got)}")
     expect(len(got) == len(expected), f"{what}: expected {len(expected)} ratios, got {len(got)}: {show(got)}")
-    for k, (ratio, want) in enumerate(zip(got, expected)):
+    for k, (ratio, want) in enumerate(zip(got, expected, strict=True)):
         expect_close(ratio, want, f"{what}[{k}]")
 
 
@@ -66,7 +66,8 @@ def test_compression_ratio_is_tokens_over_utf8_bytes(student, sandbox, name, tex
 @given(max_merges=st.integers(2, 10), run=st.booleans(), size=st.integers(1, 6))
 @example(max_merges=3, run=False, size=5)
 def test_ratio_curve_worked_example_aaaa(student, max_merges, run, size):
-    """ratio_curve('aaaa', n) is [1.0, 0.5, 0.25]: (aa)(aa), then (aaaa), then no pair is left; so on other runs and texts."""
+    ("""ratio_curve('aaaa', n) is [1.0, 0.5, 0.25]: (aa)(aa), then (aaaa), then no pair is left; so on other runs """
+     """and texts.""")
     _check_curve(student.ratio_curve("aaaa", max_merges), [1.0, 0.5, 0.25], f"ratio_curve('aaaa', {max_merges})")
     _check_curve(student.ratio_curve("aaaa", 1), [1.0, 0.5], "ratio_curve('aaaa', 1)")
     _check_curve(student.ratio_curve("the then there", 2), [1.0, 11 / 14, 8 / 14], "ratio_curve('the then there', 2)")
@@ -94,7 +95,8 @@ def test_ratio_curve_starts_at_one_and_never_increases(student, reference, text,
     expect(_is_curve(curve) and 1 <= len(curve) <= max_merges + 1,
            f"{what}: expected a list of 1 to {max_merges + 1} ratios, got {show(curve)}")
     expected = len(reference.ratio_curve(text, max_merges))
-    expect(len(curve) == expected, f"{what}: expected {expected} ratios (one per merge the text allows, plus 1.0), got {show(curve)}")
+    expect(len(curve) == expected,
+           f"{what}: expected {expected} ratios (one per merge the text allows, plus 1.0), got {show(curve)}")
     expect_equal(curve[0], 1.0, f"{what}[0]")
     for k in range(1, len(curve)):
         expect(0 < curve[k] < curve[k - 1], f"{what}: the ratio rises or stalls at merge {k}: {show(curve)}")
@@ -173,7 +175,8 @@ def test_parity_returns_smallest_qualifying_k(student, reference, text, target, 
 
 
 @points(2)
-@given(text=S.nonempty_texts(), index=st.integers(0, 30), tolerance=S.tolerances(), nudge=st.sampled_from([1.0, 0.999, 1.001]))
+@given(text=S.nonempty_texts(), index=st.integers(0, 30), tolerance=S.tolerances(),
+       nudge=st.sampled_from([1.0, 0.999, 1.001]))
 @example(text="aaaa", index=1, tolerance=0.25, nudge=1.0)
 @example(text="the then there", index=2, tolerance=0.1, nudge=1.0)
 def test_parity_threshold_is_target_times_one_plus_tolerance(student, reference, text, index, tolerance, nudge):
@@ -194,7 +197,8 @@ def test_parity_threshold_is_target_times_one_plus_tolerance(student, reference,
 @given(text=S.nonempty_texts(), max_merges=st.integers(0, 10))
 @example(text="aaaa", max_merges=20)
 def test_unreachable_target_raises_value_error_naming_target_and_max_merges(student, text, max_merges):
-    """When no k up to max_merges reaches the threshold, merges_for_parity raises ValueError naming target_ratio and max_merges."""
+    ("""When no k up to max_merges reaches the threshold, merges_for_parity raises ValueError naming target_ratio """
+     """and max_merges.""")
     target = 0.5 / len(text.encode("utf-8"))  # below one token for the whole text: never reached
     expect_error(lambda: student.merges_for_parity(text, target, 0.1, max_merges), ("ValueError",),
             f"merges_for_parity({text!r}, {target!r}, 0.1, {max_merges})", naming=("target_ratio", "max_merges"))
@@ -210,7 +214,8 @@ def test_parity_rejects_bad_tolerance_and_target(student, tolerance, target):
     expect_error(lambda: student.merges_for_parity("abab", target), ("ValueError",),
             f"merges_for_parity('abab', {target!r})", naming=("target_ratio",))
     expect_error(lambda: student.ratio_curve("", 3), ("ValueError",), "ratio_curve('', 3)", naming=("text",))
-    expect_error(lambda: student.ratio_curve("abab", -1), ("ValueError",), "ratio_curve('abab', -1)", naming=("max_merges",))
+    expect_error(lambda: student.ratio_curve("abab", -1), ("ValueError",), "ratio_curve('abab', -1)",
+                 naming=("max_merges",))
 
 
 # --------------------------------------------------------------------------- the real run
@@ -219,7 +224,8 @@ def test_parity_rejects_bad_tolerance_and_target(student, tolerance, target):
 @hidden
 @points(2)
 def test_real_corpus_ratio_curve_matches_reference(student, reference, sandbox, course):
-    """The real run: ratio_curve on the first 20,000 characters of the course corpus for 200 merges, and cl100k_base's ratio."""
+    ("""The real run: ratio_curve on the first 20,000 characters of the course corpus for 200 merges, and """
+     """cl100k_base's ratio.""")
     from tokcourse.assets import use_offline_tiktoken
 
     text = course.path(course.data["corpus"]).read_text(encoding="utf-8")[:CORPUS_CHARS]

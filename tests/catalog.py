@@ -157,11 +157,12 @@ MUTANTS: list[Mutant] = [
         ("        ordinary = _split_specials(text, SPECIAL_TOKENS)[::2]\n", "        ordinary = [text]\n"),
     ], fails="test_special_token_strings_are_cut_out_of_training"),
     Mutant(EX2, "pretokens_not_weighted_by_frequency", "ex2_special_tokens.py", [
-        ("piece.encode(\"utf-8\")], n) for piece, n in freq.items()]", "piece.encode(\"utf-8\")], 1) for piece, n in freq.items()]"),
+        ("piece.encode(\"utf-8\")], n) for piece, n in freq.items()]",
+         "piece.encode(\"utf-8\")], 1) for piece, n in freq.items()]"),
     ], fails="test_training_learns_reference_merges_weighted_by_pretoken_frequency"),
     Mutant(EX2, "encode_merges_leftmost_pair_not_lowest_rank", "ex2_special_tokens.py", [
-        ('            pair = min(zip(ids, ids[1:]), key=lambda p: self.merges.get(p, float("inf")))\n',
-         "            pair = next((p for p in zip(ids, ids[1:]) if p in self.merges), None)\n"),
+        ('            pair = min(pairwise(ids), key=lambda p: self.merges.get(p, float("inf")))\n',
+         "            pair = next((p for p in pairwise(ids) if p in self.merges), None)\n"),
     ], fails="test_encode_applies_learned_merges_in_rank_order"),
     Mutant(EX2, "allowed_none_still_encodes_specials", "ex2_special_tokens.py", [
         ("            return set()\n", "            return set(SPECIAL_TOKENS)\n"),
@@ -214,12 +215,14 @@ MUTANTS: list[Mutant] = [
          "    return _initial_vocab(words) + [merge.symbol for merge in merges]\n", _BPE_PIECES_TIES_ALPHABETICAL),
     ], fails="test_train_bpe_pieces_picks_highest_count_like_reference"),
     Mutant(EX3, "tokenize_shortest_match_first", "ex3_wordpiece.py", [
-        ("        end = len(word)\n        while end > start and prefix + word[start:end] not in vocab:\n            end -= 1\n",
+        ("        end = len(word)\n        while end > start and prefix + word[start:end] not in vocab:\n"
+         "            end -= 1\n",
          "        end = start + 1\n        while end <= len(word) and prefix + word[start:end] not in vocab:\n"
          "            end += 1\n        if end > len(word):\n            return None\n"),
     ], fails="test_tokenize_wordpiece_greedy_longest_match_first"),
     Mutant(EX3, "unk_keeps_pieces_found_so_far", "ex3_wordpiece.py", [
-        ("        if end == start:\n            return None\n", "        if end == start:\n            return pieces + [\"[UNK]\"]\n"),
+        ("        if end == start:\n            return None\n",
+         "        if end == start:\n            return pieces + [\"[UNK]\"]\n"),
     ], fails="test_unknown_and_too_long_words_become_one_unk"),
     Mutant(EX3, "max_chars_off_by_one", "ex3_wordpiece.py", [
         ("if len(word) <= max_chars else None", "if len(word) < max_chars else None"),
@@ -236,7 +239,8 @@ MUTANTS: list[Mutant] = [
     ], fails="test_mean_length_per_distinct_token_ignores_continuation_prefix"),
     # ------------------------------------------------------------------ exercise 4
     Mutant(EX4, "tokens_per_byte_instead_of_char", "ex4_multilingual.py", [
-        ("    chars = sum(len(text) for text in texts)\n", '    chars = sum(len(text.encode("utf-8")) for text in texts)\n'),
+        ("    chars = sum(len(text) for text in texts)\n",
+         '    chars = sum(len(text.encode("utf-8")) for text in texts)\n'),
     ], fails="test_tokens_per_char_is_total_tokens_over_total_chars"),
     Mutant(EX4, "tokens_per_char_mean_of_text_ratios", "ex4_multilingual.py", [
         ("    return _count_tokens(encode, texts) / chars\n",
@@ -249,7 +253,8 @@ MUTANTS: list[Mutant] = [
     Mutant(EX4, "premium_mean_of_sentence_ratios", "ex4_multilingual.py", [
         ("    return _premiums({lang: _count_tokens(encode, s) for lang, s in parallel.items()}, baseline)\n",
          "    base = [len(encode(t)) for t in parallel[baseline]]\n"
-         "    return {lang: sum(len(encode(t)) / b for t, b in zip(s, base)) / len(base) for lang, s in parallel.items()}\n"),
+         "    return {lang: sum(len(encode(t)) / b for t, b in zip(s, base)) / len(base) "
+         "for lang, s in parallel.items()}\n"),
     ], fails="test_premium_sums_tokens_not_mean_of_sentence_ratios"),
     Mutant(EX4, "unequal_sentence_counts_accepted", "ex4_multilingual.py", [
         ("    if len(set(sizes.values())) > 1:\n", "    if False:\n"),
@@ -273,7 +278,8 @@ MUTANTS: list[Mutant] = [
     ], fails="test_ratio_curve_starts_at_one_and_never_increases"),
     Mutant(EX5, "training_stops_when_best_count_is_one", "ex5_parity.py", [
         ("    for merge in merges:\n        yield merge.length / len(data)\n",
-         "    for merge in merges:\n        if merge.count < 2:\n            return\n        yield merge.length / len(data)\n"),
+         "    for merge in merges:\n        if merge.count < 2:\n            return\n"
+         "        yield merge.length / len(data)\n"),
     ], fails="test_ratio_curve_stops_early_only_when_no_pair_left"),
     Mutant(EX5, "ties_go_to_last_pair", "ex5_parity.py", [
         ("    merges = _bpe.train([(list(data), 1)], max_merges, lambda k, _pair: FIRST_MERGE_ID + k)\n",

@@ -16,7 +16,7 @@ def pair_counts(seqs):
     """``seqs`` is a list of (symbols, weight); every adjacent pair, weighted."""
     counts = Counter()
     for symbols, weight in seqs:
-        for pair in zip(symbols, symbols[1:]):
+        for pair in zip(symbols, symbols[1:], strict=False):
             counts[pair] += weight
     return counts
 
@@ -91,7 +91,7 @@ def encode_special(merges, text, allowed=SPECIALS, add_eos=False):
         for piece in re.findall(PRETOKEN, part):
             seq = [b + 3 for b in piece.encode()]
             while len(seq) > 1:
-                pair = min(zip(seq, seq[1:]), key=lambda p: merges.get(p, float("inf")))
+                pair = min(zip(seq, seq[1:], strict=False), key=lambda p: merges.get(p, float("inf")))
                 if pair not in merges:
                     break
                 seq = merge(seq, pair, merges[pair])

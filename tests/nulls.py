@@ -110,12 +110,14 @@ CONSTANT = {
         "train_wordpiece": "['a']",
         "train_bpe_pieces": "['a']",
         "tokenize_wordpiece": "['[UNK]']",
-        "compare_vocabularies": "{'shared': 0, 'only_a': [], 'only_b': [], 'jaccard': 0.0, 'mean_len_a': 0.0, 'mean_len_b': 0.0}",
+        "compare_vocabularies": "{'shared': 0, 'only_a': [], 'only_b': [], 'jaccard': 0.0, "
+                                "'mean_len_a': 0.0, 'mean_len_b': 0.0}",
     },
     EX4: {
         "tokens_per_char": "1.0",
         "tokenization_premium": "{'en': 1.0}",
-        "benchmark": "[{'encoder': 'a', 'language': 'en', 'tokens': 1, 'chars': 1, 'bytes': 1, 'tokens_per_char': 1.0, 'premium': 1.0}]",
+        "benchmark": "[{'encoder': 'a', 'language': 'en', 'tokens': 1, 'chars': 1, 'bytes': 1, "
+                     "'tokens_per_char': 1.0, 'premium': 1.0}]",
         "render_table": '"| a |\\n| --- |"',
     },
     EX5: {
@@ -200,7 +202,8 @@ EXAMPLES = {
     },
     EX4: {
         "tokens_per_char": f"_EX() if texts == ['h\\u00e9llo'] and {_UTF8} else 0.0",
-        "tokenization_premium": f"_EX() if set(parallel) == {{'en', 'ru'}} and len(parallel['en']) <= 2 and {_UTF8} else {{}}",
+        "tokenization_premium": f"_EX() if set(parallel) == {{'en', 'ru'}} and len(parallel['en']) <= 2 "
+                                f"and {_UTF8} else {{}}",
         "benchmark": "_EX() if sorted(encoders) == ['chars', 'utf8'] and set(parallel) == {'en', 'ru'} else []",
         "render_table": "_EX() if [r.get('encoder') for r in rows] == ['utf8', 'utf8'] else ''",
     },
@@ -217,7 +220,8 @@ FAKE = {
         "merge_pair": "list(ids)",
         "trace_merges": "[]",
         "token_tree": "token_id",
-        "render_trace": "'\\n'.join(f'{s[0]}: {s[1][0]} + {s[1][1]} -> {s[2]}  count={s[3]}  length={s[5]}' for s in steps)",
+        "render_trace": "'\\n'.join(f'{s[0]}: {s[1][0]} + {s[1][1]} -> {s[2]}  count={s[3]}  length={s[5]}' "
+                        "for s in steps)",
         "trace_word_merges": "[]",
     },
     EX2: {  # ids are the raw bytes and decode inverts them; nothing is ever merged
@@ -243,11 +247,15 @@ FAKE = {
     EX4: {  # every language costs as much as the baseline
         "tokens_per_char": "1.0",
         "tokenization_premium": "{lang: 1.0 for lang in parallel}",
-        "benchmark": "[{'encoder': e, 'language': l, 'tokens': sum(map(len, parallel[l])), 'chars': sum(map(len, parallel[l])), "
-                     "'bytes': sum(len(t.encode('utf-8')) for t in parallel[l]), 'tokens_per_char': 1.0, 'premium': 1.0} "
+        "benchmark": "[{'encoder': e, 'language': l, 'tokens': sum(map(len, parallel[l])), "
+                     "'chars': sum(map(len, parallel[l])), "
+                     "'bytes': sum(len(t.encode('utf-8')) for t in parallel[l]), "
+                     "'tokens_per_char': 1.0, 'premium': 1.0} "
                      "for e in sorted(encoders) for l in sorted(parallel)]",
-        "render_table": "'\\n'.join(['| ' + ' | '.join(rows[0]) + ' |', '| ' + ' | '.join('---' for _ in rows[0]) + ' |'] + "
-                        "['| ' + ' | '.join(f'{v:.3f}' if isinstance(v, float) else str(v) for v in r.values()) + ' |' for r in rows])",
+        "render_table": "'\\n'.join(['| ' + ' | '.join(rows[0]) + ' |', "
+                        "'| ' + ' | '.join('---' for _ in rows[0]) + ' |'] + "
+                        "['| ' + ' | '.join(f'{v:.3f}' if isinstance(v, float) else str(v) for v in r.values()) + ' |' "
+                        "for r in rows])",
     },
     EX5: {  # a plausible curve: one token fewer with every merge, until one token is left
         "compression_ratio": "1.0",
@@ -302,7 +310,8 @@ def null_source(exercise: str, kind: str) -> str:
         if fn.name == "__init__":
             body = ["self._r = " + call + "  # the reference, for its argument checks only", "self._example = False"]
         else:
-            body = [f"_EX = lambda: {call}  # noqa: E731", "_EX()  # the reference's argument checks; its answer is dropped"]
+            body = [f"_EX = lambda: {call}  # noqa: E731",
+                    "_EX()  # the reference's argument checks; its answer is dropped"]
             if fn.name == "train":
                 body.append("self._example = (text, num_merges) == ('low lower lowest<eos>', 3)")
             body.append(f"return {answers[name]}")

@@ -21,7 +21,8 @@ PROMPT = REPO / "outputs" / "prompt-tokenizer-analyzer.md"
 def tokenizers() -> dict[str, registry.Tokenizer]:
     problems = [p for e in registry.load_entries() if (p := assets.problem(e.asset, REPO, registry.FETCH_COMMAND))]
     if problems:
-        pytest.fail(f"tokenizer files are missing or corrupt; run `{registry.FETCH_COMMAND}` first:\n" + "\n".join(problems))
+        pytest.fail(f"tokenizer files are missing or corrupt; run `{registry.FETCH_COMMAND}` first:\n"
+                    + "\n".join(problems))
     return registry.load_all()
 
 
@@ -60,10 +61,12 @@ def test_korean_against_english_the_choice_agrees_with_the_counts(tokenizers, pa
     lossless = [m for m in measurements if m.unknown == 0]
     best, runner = sorted(lossless, key=lambda m: m.tokens)[:2]
     assert analyzer.ranking(measurements)[0] == best
-    assert by_name["bert-base-uncased"].unknown > 0 and by_name["bert-base-uncased"] not in analyzer.ranking(measurements)
+    assert (by_name["bert-base-uncased"].unknown > 0
+            and by_name["bert-base-uncased"] not in analyzer.ranking(measurements))
     saving = round(100 * (1 - best.tokens / runner.tokens))
     assert analyzer.verdict(measurements).startswith(
-        f"{best.tokenizer} uses {saving}% fewer tokens than the next best, {runner.tokenizer}: {best.tokens:,} against {runner.tokens:,}."
+        f"{best.tokenizer} uses {saving}% fewer tokens than the next best, {runner.tokenizer}: "
+        f"{best.tokens:,} against {runner.tokens:,}."
     )
 
 
@@ -79,7 +82,8 @@ def test_the_verdict_on_stand_ins():
     def verdict(**counts):
         return analyzer.verdict(analyzer.analyze("text", counts))
 
-    assert verdict(a=Counted(40), b=Counted(30), c=Counted(50)) == "b uses 25% fewer tokens than the next best, a: 30 against 40."
+    assert verdict(a=Counted(40), b=Counted(30),
+                   c=Counted(50)) == "b uses 25% fewer tokens than the next best, a: 30 against 40."
     assert verdict(a=Counted(30), b=Counted(30)) == "a and b tie for the fewest tokens, 30."
     assert verdict(a=Counted(10, unknown=2), b=Counted(20), c=Counted(40)) == (
         "b uses 50% fewer tokens than the next best, c: 20 against 40. Left out because unknown tokens lose text: a."
@@ -95,17 +99,20 @@ def test_the_verdict_on_stand_ins():
 
 def test_the_markers_regenerate_idempotently_and_leave_the_prose_alone(tokenizers, tmp_path):
     prompt = tmp_path / "prompt.md"
-    prompt.write_text(f"# Prose before\n\n{analyzer.START}\nstale numbers\n{analyzer.END}\n\nProse after.\n", encoding="utf-8")
+    prompt.write_text(f"# Prose before\n\n{analyzer.START}\nstale numbers\n{analyzer.END}\n\nProse after.\n",
+                      encoding="utf-8")
     analyzer.write_prompt(prompt, tokenizers)
     once = prompt.read_text(encoding="utf-8")
     analyzer.write_prompt(prompt, tokenizers)
     assert prompt.read_text(encoding="utf-8") == once
-    assert once.startswith("# Prose before\n\n<!-- table:start -->\n| tokenizer |") and once.endswith("<!-- table:end -->\n\nProse after.\n")
+    assert (once.startswith("# Prose before\n\n<!-- table:start -->\n| tokenizer |")
+            and once.endswith("<!-- table:end -->\n\nProse after.\n"))
     assert "stale numbers" not in once and all(f"| {name} |" in once for name in tokenizers)
 
 
 def test_a_document_without_proper_markers_is_refused():
-    for document in ["no markers", f"{analyzer.END} {analyzer.START}", f"{analyzer.START}{analyzer.START}{analyzer.END}"]:
+    for document in ["no markers", f"{analyzer.END} {analyzer.START}",
+                     f"{analyzer.START}{analyzer.START}{analyzer.END}"]:
         with pytest.raises(ValueError, match="exactly one"):
             analyzer.fill_between_markers(document, "table")
 
@@ -127,12 +134,14 @@ def test_the_command_prints_writes_markdown_and_a_chart(tokenizers, paragraphs, 
     text.write_text(paragraphs["ko"], encoding="utf-8")
     baseline.write_text(paragraphs["en"], encoding="utf-8")
     md, png = tmp_path / "out.md", tmp_path / "out.png"
-    args = [str(text), "--baseline-file", str(baseline), "--tokenizers", "gpt2,llama3", "o200k_base", "--markdown", str(md), "--png", str(png)]
+    args = [str(text), "--baseline-file", str(baseline), "--tokenizers", "gpt2,llama3", "o200k_base", "--markdown",
+            str(md), "--png", str(png)]
     assert analyzer.main(args) == 0
     out = capsys.readouterr().out
     assert "premium" in out and "Pieces of the first line:" in out and "fewer tokens than the next best" in out
     written = md.read_text(encoding="utf-8")
-    assert written.splitlines()[0] == "| tokenizer | vocabulary | tokens | chars/token | bytes/token | premium | 128K context | unknown |"
+    assert written.splitlines()[0] == ("| tokenizer | vocabulary | tokens | chars/token | bytes/token | premium "
+                                       "| 128K context | unknown |")
     assert [line.split(" | ")[0] for line in written.splitlines()[2:5]] == ["| gpt2", "| llama3", "| o200k_base"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

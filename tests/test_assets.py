@@ -94,7 +94,8 @@ def test_corpus_is_50_to_100_kb_of_clean_prose(fetched):
 
 
 def test_tiktoken_cl100k_base_works_offline_from_the_cache(fetched):
-    code = "import json, tiktoken; e = tiktoken.get_encoding('cl100k_base'); print(json.dumps([e.encode('Hello, world!'), e.n_vocab]))"
+    code = ("import json, tiktoken; e = tiktoken.get_encoding('cl100k_base'); "
+            "print(json.dumps([e.encode('Hello, world!'), e.n_vocab]))")
     env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(assets.tiktoken_cache_dir(REPO)), **NO_NETWORK)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -248,7 +249,8 @@ def test_each_language_is_written_in_its_own_script(parallel):
         letters = [c for c in text if c.isalpha()]
         return sum(lo <= ord(c) <= hi for c in letters) / len(letters)
 
-    for lang, lo, hi in [("zh", 0x4E00, 0x9FFF), ("ko", 0xAC00, 0xD7A3), ("ar", 0x0600, 0x06FF), ("fa", 0x0600, 0x06FF)]:
+    for lang, lo, hi in [("zh", 0x4E00, 0x9FFF), ("ko", 0xAC00, 0xD7A3), ("ar", 0x0600, 0x06FF),
+                         ("fa", 0x0600, 0x06FF)]:
         for sentence in parallel[lang]:
             assert share(sentence, lo, hi) > 0.9, (lang, sentence)
 
@@ -260,7 +262,8 @@ def test_encoders_known_outputs(fetched, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(assets.tiktoken_cache_dir(REPO)))
     assert encoders.characters("hé 你") == [104, 233, 32, 20320]
     assert encoders.utf8_bytes("hé 你") == [104, 195, 169, 32, 228, 189, 160]
-    assert encoders.whitespace_words("to be or not to be") == [608255077, 775683713, 1143867994, 3087309394, 608255077, 775683713]
+    assert encoders.whitespace_words("to be or not to be") == [
+        608255077, 775683713, 1143867994, 3087309394, 608255077, 775683713]
     assert encoders.whitespace_words(" \t\n") == [] and encoders.characters("") == []
     assert encoders.cl100k("Hello, world!") == [9906, 11, 1917, 0]
     assert encoders.cl100k("<|endoftext|>") != [100257]  # special strings are ordinary text
@@ -293,7 +296,8 @@ def test_encoders_is_self_contained_and_works_as_a_top_level_module(fetched, tmp
     code = "import json, encoders; print(json.dumps({n: f('to be, 你') for n, f in encoders.ENCODERS.items()}))"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(NO_NETWORK, TIKTOKEN_CACHE_DIR=str(assets.tiktoken_cache_dir(REPO)))
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     in_process = {name: encode("to be, 你") for name, encode in encoders.ENCODERS.items()}
     assert json.loads(result.stdout) == in_process

@@ -45,7 +45,8 @@ def graded():
     jobs, outcome = {}, {}
     try:
         builds = [("reference", build_reference, (), None), ("stubs", build_stubs, (), None)]
-        builds += [(f"alternative:{name}", build_alternative, (name,), exercises) for name, exercises in ALTERNATIVES.items()]
+        builds += [(f"alternative:{name}", build_alternative, (name,), exercises) for name,
+                   exercises in ALTERNATIVES.items()]
         builds += [(f"mutant:{m.exercise}:{m.name}", build_mutant, (m,), [m.exercise]) for m in MUTANTS]
         for index, (name, build, args, exercises) in enumerate(builds):
             try:

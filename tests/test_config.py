@@ -40,9 +40,11 @@ def write_variant(tmp_path: Path, change) -> Path:
     (lambda c: c["exercises"][2].update(module="ex3-wordpiece"), "exercises[2].module: String should match pattern"),
     (lambda c: c["exercises"].append(dict(c["exercises"][0])), "exercise module listed twice: ex1_merge_tracing"),
     (lambda c: c.update(total_points=90), "exercise points add up to 100, but total_points is 90"),
-    (lambda c: c["exercises"][4].update(suite="suites/missing.py"), "exercises[4].suite: no such file 'suites/missing.py'"),
+    (lambda c: c["exercises"][4].update(suite="suites/missing.py"),
+     "exercises[4].suite: no such file 'suites/missing.py'"),
     (lambda c: c["limits"].update(call_seconds=0), "limits.call_seconds: Input should be greater than 0"),
-    (lambda c: c["sandbox"]["env"].update({"BAD NAME": "x"}), "sandbox.env: Value error, 'BAD NAME' is not an environment"),
+    (lambda c: c["sandbox"]["env"].update({"BAD NAME": "x"}),
+     "sandbox.env: Value error, 'BAD NAME' is not an environment"),
     (lambda c: c.update(exercises=[]), "exercises: List should have at least 1 item"),
 ])
 def test_schema_errors_name_the_key(tmp_path, change, message):
@@ -58,7 +60,8 @@ def test_yaml_syntax_error_gives_the_line(tmp_path):
         load_course(path)
 
 
-@pytest.mark.parametrize("text, message", [("", "top level must be a mapping"), ("- a\n- b\n", "top level must be a mapping")])
+@pytest.mark.parametrize("text, message",
+                         [("", "top level must be a mapping"), ("- a\n- b\n", "top level must be a mapping")])
 def test_wrong_top_level(tmp_path, text, message):
     path = tmp_path / "course.yaml"
     path.write_text(text)
@@ -91,5 +94,6 @@ def test_a_course_replaces_the_delivery_texts_with_its_own(tmp_path):
     own = write_variant(tmp_path, lambda c: c["delivery"].update(templates={"release_readme": "readme.md"}))
     assert "Our own words for exercises." in student_readme(load_course(own))
     wrong = write_variant(tmp_path, lambda c: c["delivery"].update(templates={"nbgrader_howto": "howto.md"}))
-    with pytest.raises(CourseConfigError, match=r"delivery\.templates\.nbgrader_howto: unknown placeholder \$\{points\}"):
+    with pytest.raises(CourseConfigError,
+                       match=r"delivery\.templates\.nbgrader_howto: unknown placeholder \$\{points\}"):
         load_course(wrong)

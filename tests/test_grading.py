@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def autograder(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", "--course", str(ROOT / "course.yaml"), *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=900, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
+    return subprocess.run([sys.executable, "-m", "autograder", "--course", str(ROOT / "course.yaml"), *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
 
 
 @pytest.fixture(scope="module")

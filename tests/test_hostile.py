@@ -8,9 +8,9 @@ of the batch test sees every grader on the machine: run it where no other gradin
 """
 
 import ast
-import re
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,7 +46,8 @@ ATTACKS = {
     "forge_results": ("import glob\n    for path in glob.glob('/tmp/**/results.json', recursive=True):\n"
                       "        open(path, 'w').write('{\"score\": 100, \"tests\": []}')\n"
                       "    raise RuntimeError('forged nothing')"),
-    "patch_builtins": "import builtins, sys\n    builtins.len = lambda x: 0\n    sys.modules['json'] = None\n    return {}",
+    "patch_builtins": ("import builtins, sys\n    builtins.len = lambda x: 0\n    sys.modules['json'] = None\n"
+                       "    return {}"),
     "always_equal": "class Same:\n        def __eq__(self, other):\n            return True\n    return Same()",
     "flood_output": "for _ in range(100):\n        print('x' * (1 << 20))\n    return {}",
     "base_exception": "class Out(BaseException):\n        pass\n    raise Out('escape')",
@@ -145,7 +146,8 @@ def test_batch_with_hostile_submissions_completes_and_touches_nothing_else(tmp_p
          "--jobs", "2"], cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "COLUMNS": "200"})
     assert run.returncode == 0, run.stdout + run.stderr
-    scores = {line.split(",")[0]: float(line.split(",")[1]) for line in (out / "grades.csv").read_text().splitlines()[1:]}
+    scores = {line.split(",")[0]: float(line.split(",")[1])
+              for line in (out / "grades.csv").read_text().splitlines()[1:]}
     assert scores["honest"] == 100
     assert scores["syntax"] == 80
     assert scores["escape"] == 0

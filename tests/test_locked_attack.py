@@ -9,8 +9,21 @@ from pathlib import Path
 import pytest
 
 from autograder.config import load_course
-from autograder.locked import (BUDGET, _Inputs, _curves, _reference_support, _space, _splits, attack, attack_spaces,
-                               canonical, digest, load_cases, run_case, seal)
+from autograder.locked import (
+    BUDGET,
+    _curves,
+    _Inputs,
+    _reference_support,
+    _space,
+    _splits,
+    attack,
+    attack_spaces,
+    canonical,
+    digest,
+    load_cases,
+    run_case,
+    seal,
+)
 from autograder.plugin import on_path
 
 ROOT = Path(__file__).resolve().parent.parent

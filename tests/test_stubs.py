@@ -155,7 +155,7 @@ def test_vocab_size_property_stub_raises():
     assert isinstance(inspect.getattr_static(SpecialTokenizer, "vocab_size"), property)
     tokenizer = object.__new__(SpecialTokenizer)
     with pytest.raises(NotImplementedError, match="vocab_size is not implemented yet"):
-        tokenizer.vocab_size
+        _ = tokenizer.vocab_size
 
 
 def test_given_names():

@@ -18,11 +18,11 @@ COURSE = load_course(ROOT / "course.yaml")
 MODULE = "def trace_merges(text, num_merges):\n    return []\n"
 
 
-def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] = {}) -> Path:
+def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         for name, content in members.items():
             archive.writestr(name, content)
-        for name, target in links.items():
+        for name, target in (links or {}).items():
             info = zipfile.ZipInfo(name)
             info.external_attr = (stat.S_IFLNK | 0o777) << 16
             archive.writestr(info, target)
@@ -116,7 +116,8 @@ def test_staged_copy_is_private(tmp_path, kind):
         staged.remove()
 
 
-@pytest.mark.parametrize("member", ["../evil.py", "/etc/evil.py", "exercises/../../evil.py", "C:/evil.py", "..\\evil.py"])
+@pytest.mark.parametrize("member",
+                         ["../evil.py", "/etc/evil.py", "exercises/../../evil.py", "C:/evil.py", "..\\evil.py"])
 def test_zip_members_outside_are_refused(tmp_path, member):
     archive = make_zip(tmp_path / "evil.zip", {"ex1_merge_tracing.py": MODULE.encode(), member: b"x"})
     with pytest.raises(SubmissionError, match="points outside the submission"):
@@ -134,7 +135,8 @@ def test_zip_member_naming_the_top_folder_is_skipped(tmp_path):
 
 
 def test_zip_links_are_skipped(tmp_path):
-    archive = make_zip(tmp_path / "links.zip", {"ex1_merge_tracing.py": MODULE.encode()}, links={"lesson.py": "/etc/passwd"})
+    archive = make_zip(tmp_path / "links.zip", {"ex1_merge_tracing.py": MODULE.encode()},
+                       links={"lesson.py": "/etc/passwd"})
     staged = stage(COURSE, archive)
     try:
         assert staged_files(staged)["exercises/lesson.py"] == (ROOT / "exercises" / "lesson.py").read_bytes()

@@ -70,7 +70,10 @@ def render_trace(steps):
     lines = []
     for rank, (left, right), new_id, count, token, length in steps:
         vocab[new_id] = token
-        show = lambda b: repr(b.decode("utf-8", errors="replace"))
+
+        def show(b):
+            return repr(b.decode("utf-8", errors="replace"))
+
         lines.append(f"{rank}: {show(vocab[left])} + {show(vocab[right])} -> {show(token)}  "
                      f"count={count}  length={length}")
     return "\n".join(lines)
@@ -83,7 +86,7 @@ def trace_word_merges(word_counts, num_merges):
         counts = {}
         for word, count in word_counts.items():
             symbols = words[word]
-            for pair in zip(symbols, symbols[1:]):
+            for pair in zip(symbols, symbols[1:], strict=False):
                 counts[pair] = counts.get(pair, 0) + count
         if not counts:
             break

@@ -20,7 +20,7 @@ def _check_int_list(value, name):
 
 def get_pair_counts(ids):
     _check_int_list(ids, "ids")
-    return Counter(zip(ids, ids[1:]))
+    return Counter(zip(ids, ids[1:], strict=False))
 
 
 def merge_pair(ids, pair, new_id):
@@ -112,7 +112,7 @@ def trace_word_merges(word_counts, num_merges):
     for _ in range(num_merges):
         counts = {}
         for symbols, count in words:
-            for pair in zip(symbols, symbols[1:]):
+            for pair in zip(symbols, symbols[1:], strict=False):
                 counts[pair] = counts.get(pair, 0) + count
         if not counts:
             break

@@ -43,7 +43,7 @@ def _train(text, num_merges, wordpiece):
         for word, n in freq.items():
             for unit in split[word]:
                 units[unit] += n
-            for pair in zip(split[word], split[word][1:]):
+            for pair in zip(split[word], split[word][1:], strict=False):
                 pairs[pair] = pairs.get(pair, 0) + n
         if not pairs:
             break

@@ -56,7 +56,7 @@ def benchmark(encoders, parallel, baseline="en"):
     if not encoders:
         raise ValueError("encoders is empty")
     _validate(parallel, baseline)
-    for lang, sents in parallel.items():
+    for _lang, sents in parallel.items():
         if sum(len(s) for s in sents) == 0:
             raise ValueError("parallel: a language has no characters")
     rows = []

@@ -94,8 +94,8 @@ def render_table(rows):
 
     def line(cells):
         return "| " + " | ".join(cell.rjust(w) if num else cell.ljust(w)
-                                 for cell, w, num in zip(cells, widths, numeric)) + " |"
+                                 for cell, w, num in zip(cells, widths, numeric, strict=True)) + " |"
 
     separator = "|" + "|".join(("-" * (w + 1) + ":") if num else (":" + "-" * (w + 1))
-                               for w, num in zip(widths, numeric)) + "|"
+                               for w, num in zip(widths, numeric, strict=True)) + "|"
     return "\n".join([line(grid[0]), separator] + [line(cells) for cells in grid[1:]])
