@@ -20,10 +20,7 @@ Rules
   exactly this.
 - Training stops early when no pair is left (fewer than two tokens), so it may make fewer
   merges than asked.
-- Bad input: a negative ``num_merges`` is a ``ValueError``; an argument of the wrong type
-  (for example ``text`` that is not a ``str``) is a ``TypeError``. The message of either
-  contains the argument's name (``"num_merges must be >= 0, got -1"``). Arguments are
-  checked in signature order and the first bad one is reported.
+- Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
 - No function changes its arguments.
 
 Example::
@@ -71,7 +68,7 @@ def get_pair_counts(ids: list[int]) -> dict[tuple[int, int], int]:
 
     Example: ``get_pair_counts([5, 5, 5, 7]) == {(5, 5): 2, (5, 7): 1}``.
 
-    Raises ``TypeError`` naming ``ids`` when ``ids`` is not a list of ints.
+    Raises ``TypeError`` per the bad-input rules.
     """
     raise NotImplementedError("get_pair_counts is not implemented yet")
 
@@ -85,8 +82,7 @@ def merge_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
     Examples: ``merge_pair([1, 2, 3, 1, 2], (1, 2), 256) == [256, 3, 256]`` and
     ``merge_pair([5, 5, 5], (5, 5), 256) == [256, 5]``.
 
-    Raises ``TypeError`` naming the argument when ``ids`` is not a list of ints, ``pair``
-    is not a tuple of two ints, or ``new_id`` is not an int.
+    Raises ``TypeError`` per the bad-input rules (``pair`` holds exactly two ints).
     """
     raise NotImplementedError("merge_pair is not implemented yet")
 
@@ -103,8 +99,7 @@ def trace_merges(text: str, num_merges: int) -> list[MergeStep]:
     Stops after ``num_merges`` merges, or earlier when no pair is left; so the result has
     at most ``num_merges`` steps, and ``""`` gives ``[]``.
 
-    Raises ``TypeError`` naming ``text`` / ``num_merges`` for a non-``str`` text or a
-    non-``int`` num_merges, and ``ValueError`` naming ``num_merges`` when it is negative.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``num_merges`` >= 0).
     """
     raise NotImplementedError("trace_merges is not implemented yet")
 
@@ -120,9 +115,8 @@ def token_tree(steps: list[MergeStep], token_id: int):
     ``steps`` is a list of ``MergeStep`` as returned by ``trace_merges`` (plain tuples with
     the same six fields work too); only their ``pair`` and ``new_id`` are used.
 
-    Raises ``TypeError`` naming ``steps`` when it is not a list, ``TypeError`` naming
-    ``token_id`` when it is not an int, and ``ValueError`` naming ``token_id`` when it is
-    neither a byte id nor the ``new_id`` of a step.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``token_id``: a byte id
+    or the ``new_id`` of a step).
     """
     raise NotImplementedError("token_tree is not implemented yet")
 
@@ -143,9 +137,8 @@ def render_trace(steps: list[MergeStep]) -> str:
 
         0: 't' + 'h' -> 'th'  count=3  length=11
 
-    An empty list of steps gives ``""``. Raises ``TypeError`` naming ``steps`` when it is
-    not a list, and ``ValueError`` naming ``steps`` when a pair holds an id that is
-    neither a byte nor made by an earlier step.
+    An empty list of steps gives ``""``. Raises ``TypeError``/``ValueError`` per the
+    bad-input rules (``steps``: each pair's ids are bytes or made by an earlier step).
     """
     raise NotImplementedError("render_trace is not implemented yet")
 
@@ -166,9 +159,7 @@ def trace_word_merges(
     Example: on ``{"lower": 5, "lowest": 2, "newest": 6}`` the first three merges are
     ``(("w", "e"), 13)``, ``(("we", "s"), 8)``, ``(("wes", "t"), 8)``.
 
-    Raises ``TypeError`` naming ``word_counts`` unless it is a dict of ``str`` to ``int``,
-    ``ValueError`` naming ``word_counts`` when a count is less than 1, ``TypeError``
-    naming ``num_merges`` when it is not an int and ``ValueError`` naming ``num_merges``
-    when it is negative.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``word_counts``: every
+    count >= 1; ``num_merges`` >= 0).
     """
     raise NotImplementedError("trace_word_merges is not implemented yet")

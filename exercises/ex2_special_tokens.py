@@ -29,9 +29,8 @@ Rules
 - Encoding: cut out the allowed special tokens (each becomes its id), pre-tokenize the
   ordinary text, turn each pre-token into byte ids and apply the learned merges in rank
   order (the merge learned first is applied first).
-- Bad input: an argument of the wrong type is a ``TypeError`` and a bad value a
-  ``ValueError``; the message contains the argument's name. Arguments are checked in
-  signature order and the first bad one is reported. No method changes its arguments.
+- Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+- No method changes its arguments.
 
 Example::
 
@@ -77,7 +76,7 @@ def pretokenize(text: str) -> list[str]:
     ``"".join(pretokenize(text)) == text`` always; ``""`` gives ``[]``. Example:
     ``pretokenize("Hi  there,\\n  you!") == ['Hi', ' ', ' there,', '\\n ', ' you!']``.
 
-    Raises ``TypeError`` naming ``text`` when it is not a ``str``.
+    Raises ``TypeError`` per the bad-input rules.
     """
     raise NotImplementedError("pretokenize is not implemented yet")
 
@@ -99,9 +98,7 @@ class SpecialTokenizer:
         training stops early when no pair is left. Previously learned merges are
         discarded first.
 
-        Raises ``TypeError`` naming ``text`` / ``num_merges`` for a non-``str`` text or a
-        non-``int`` num_merges, and ``ValueError`` naming ``num_merges`` when it is
-        negative.
+        Raises ``TypeError``/``ValueError`` per the bad-input rules (``num_merges`` >= 0).
         """
         raise NotImplementedError("SpecialTokenizer.train is not implemented yet")
 
@@ -118,12 +115,9 @@ class SpecialTokenizer:
         ``<eos>`` (1) is appended at the end, whatever ``allowed_special`` is. ``""``
         gives ``[]`` (or ``[1]`` with ``add_eos``).
 
-        Raises ``TypeError`` naming ``text`` when it is not a ``str``; ``TypeError``
-        naming ``allowed_special`` when it is neither a string nor a set, list or tuple;
-        ``ValueError`` naming ``allowed_special`` when it is a string other than ``"all"``
-        and ``"none"``, or a collection holding anything that is not one of the three
-        special-token strings; ``TypeError`` naming ``add_eos`` when it is not a
-        ``bool``.
+        Raises ``TypeError``/``ValueError`` per the bad-input rules (``allowed_special``:
+        a str or a set, list or tuple; a str other than ``"all"``/``"none"``, or a member
+        that is not a special-token string, is a ``ValueError``; ``add_eos``: a ``bool``).
         """
         raise NotImplementedError("SpecialTokenizer.encode is not implemented yet")
 
@@ -136,8 +130,8 @@ class SpecialTokenizer:
         ``decode("utf-8", errors="replace")``, so invalid UTF-8 becomes ``"\\ufffd"``.
         ``decode(encode(text)) == text`` for every text.
 
-        Raises ``TypeError`` naming ``ids`` when it is not a list of ints, and
-        ``ValueError`` naming ``ids`` when an id is outside ``0 .. vocab_size - 1``.
+        Raises ``TypeError``/``ValueError`` per the bad-input rules (each id in
+        ``0 .. vocab_size - 1``).
         """
         raise NotImplementedError("SpecialTokenizer.decode is not implemented yet")
 
@@ -154,7 +148,7 @@ class SpecialTokenizer:
         same bytes (two different merges can spell the same string), the smaller id. Any
         ``piece`` that is not a single token, including ``""``, gives 2 (``<unk>``).
 
-        Raises ``TypeError`` naming ``piece`` when it is not a ``str``.
+        Raises ``TypeError`` per the bad-input rules.
         """
         raise NotImplementedError("SpecialTokenizer.token_to_id is not implemented yet")
 
@@ -166,8 +160,8 @@ class SpecialTokenizer:
         ``token_to_id(id_to_token(i)) == i`` whenever token ``i``'s bytes are valid UTF-8
         and no smaller id has the same bytes.
 
-        Raises ``TypeError`` naming ``i`` when it is not an int, and ``ValueError`` naming
-        ``i`` when it is outside ``0 .. vocab_size - 1``.
+        Raises ``TypeError``/``ValueError`` per the bad-input rules (``i`` in
+        ``0 .. vocab_size - 1``).
         """
         raise NotImplementedError("SpecialTokenizer.id_to_token is not implemented yet")
 
@@ -180,13 +174,11 @@ class SpecialTokenizer:
         ``(ids, attention_mask)``: new lists (``batch`` is not changed), each of
         ``length`` items, the mask holding 1 for a real token and 0 for padding. The ids
         are copied as they are, without checking them against the vocabulary. An empty
-        batch gives ``([], [])`` whatever ``length`` is.
+        batch gives ``([], [])`` for any valid ``length``.
 
         Example: ``pad_batch([[5, 6], [7]]) == ([[5, 6], [7, 0]], [[1, 1], [1, 0]])``.
 
-        Raises ``TypeError`` naming ``batch`` unless it is a list of lists of ints,
-        ``TypeError`` naming ``length`` unless it is an int or ``None``, and
-        ``ValueError`` naming ``length`` when it is negative or a sequence is longer
-        than it.
+        Raises ``TypeError``/``ValueError`` per the bad-input rules (``length`` >= 0,
+        and no sequence longer than ``length``).
         """
         raise NotImplementedError("SpecialTokenizer.pad_batch is not implemented yet")

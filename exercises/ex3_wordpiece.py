@@ -26,9 +26,8 @@ Rules
   first appearance, each left to right). BPE picks the highest pair count, then the first
   occurrence.
 - Both trainers stop early when no word has two units left.
-- Bad input: an argument of the wrong type is a ``TypeError`` and a bad value a
-  ``ValueError``; the message contains the argument's name. Arguments are checked in
-  signature order and the first bad one is reported. No function changes its arguments.
+- Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+- No function changes its arguments.
 
 Example::
 
@@ -61,9 +60,8 @@ def wordpiece_score(pair_count: int, left_count: int, right_count: int) -> float
 
     Example: ``wordpiece_score(2, 4, 5) == 0.1``.
 
-    Raises ``TypeError`` naming the argument when one is not an int, ``ValueError`` naming
-    ``pair_count`` when it is negative, and ``ValueError`` naming ``left_count`` /
-    ``right_count`` when it is less than 1.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``pair_count`` >= 0,
+    ``left_count`` >= 1, ``right_count`` >= 1).
     """
     raise NotImplementedError("wordpiece_score is not implemented yet")
 
@@ -73,7 +71,7 @@ def word_units(word: str) -> list[str]:
 
     Example: ``word_units("hug") == ["h", "##u", "##g"]``; ``word_units("") == []``.
 
-    Raises ``TypeError`` naming ``word`` when it is not a ``str``.
+    Raises ``TypeError`` per the bad-input rules.
     """
     raise NotImplementedError("word_units is not implemented yet")
 
@@ -88,8 +86,7 @@ def train_wordpiece(text: str, num_merges: int) -> list[str]:
     followed by one merged unit per step, in merge order (in the rare case that two
     different merges spell the same unit it appears twice). ``""`` gives ``[]``.
 
-    Raises ``TypeError`` naming ``text`` / ``num_merges`` for a non-``str`` text or a
-    non-``int`` num_merges, and ``ValueError`` naming ``num_merges`` when it is negative.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``num_merges`` >= 0).
     """
     raise NotImplementedError("train_wordpiece is not implemented yet")
 
@@ -101,8 +98,8 @@ def train_bpe_pieces(text: str, num_merges: int) -> list[str]:
     (words in order of first appearance, each left to right). Same units, same merged
     names, same result layout: sorted initial units, then one merged unit per step.
 
-    Raises ``TypeError`` naming ``text`` / ``num_merges`` for a non-``str`` text or a
-    non-``int`` num_merges, and ``ValueError`` naming ``num_merges`` when it is negative.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules, on ``text`` and
+    ``num_merges`` (>= 0) as ``train_wordpiece`` does.
     """
     raise NotImplementedError("train_bpe_pieces is not implemented yet")
 
@@ -122,9 +119,7 @@ def tokenize_wordpiece(
     Example: with ``vocab = ["h", "##u", "##g", "hu", "##gs"]``,
     ``tokenize_wordpiece(vocab, "hugs hug bug") == ["hu", "##gs", "hu", "##g", "[UNK]"]``.
 
-    Raises ``TypeError`` naming ``vocab`` unless it is a list of ``str``; ``TypeError``
-    naming ``text`` / ``unk`` / ``max_chars`` when it is not a ``str`` / ``str`` /
-    ``int``; ``ValueError`` naming ``max_chars`` when it is less than 1.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``max_chars`` >= 1).
     """
     raise NotImplementedError("tokenize_wordpiece is not implemented yet")
 
@@ -145,6 +140,6 @@ def compare_vocabularies(a: list[str], b: list[str]) -> dict:
     ``{"shared": 1, "only_a": ["##b", "a"], "only_b": ["c"], "jaccard": 0.25,
     "mean_len_a": 4 / 3, "mean_len_b": 1.5}``.
 
-    Raises ``TypeError`` naming ``a`` / ``b`` unless it is a list of ``str``.
+    Raises ``TypeError`` per the bad-input rules when ``a`` or ``b`` is not a list of str.
     """
     raise NotImplementedError("compare_vocabularies is not implemented yet")

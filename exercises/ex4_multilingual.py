@@ -18,9 +18,8 @@ Rules
   ``len(sentence.encode("utf-8"))``, summed the same way.
 - ``parallel`` maps a language code to its list of sentences; sentence ``i`` of every
   language says the same thing.
-- Bad input: an argument of the wrong type is a ``TypeError`` and a bad value a
-  ``ValueError``; the message contains the argument's name. Arguments are checked in
-  signature order and the first bad one is reported. No function changes its arguments.
+- Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+- No function changes its arguments.
 
 Example::
 
@@ -58,9 +57,8 @@ def tokens_per_char(encode: Callable[[str], list[int]], texts: list[str]) -> flo
     sum(len(t) for t in texts)``. Example: with a UTF-8 byte encoder,
     ``tokens_per_char(utf8, ["héllo"]) == 1.2`` (6 bytes, 5 characters).
 
-    Raises ``TypeError`` naming ``encode`` when it is not callable, ``TypeError`` naming
-    ``texts`` unless it is a list of ``str``, and ``ValueError`` naming ``texts`` when it
-    is empty or holds no characters at all (every text is ``""``).
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``encode``: callable;
+    ``texts``: not empty, and not all ``""``).
     """
     raise NotImplementedError("tokens_per_char is not implemented yet")
 
@@ -75,13 +73,10 @@ def tokenization_premium(
     the baseline's value is ``1.0``. Example: with a UTF-8 byte encoder,
     ``tokenization_premium(utf8, {"en": ["cat"], "ru": ["кот"]}) == {"en": 1.0, "ru": 2.0}``.
 
-    Raises, in this order: ``TypeError`` naming ``encode`` when it is not callable;
-    ``TypeError`` naming ``parallel`` unless it is a dict from ``str`` to lists of
-    ``str``; ``ValueError`` naming ``parallel`` when it is empty, when a language has no
-    sentences, or when the languages have different numbers of sentences; ``TypeError``
-    naming ``baseline`` when it is not a ``str``; ``ValueError`` naming ``baseline`` when
-    it is not a key of ``parallel`` (an unknown language); ``ValueError`` naming
-    ``parallel`` when the baseline's sentences have 0 tokens in total.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``encode``: callable;
+    ``parallel``: not empty, every language with sentences, all with the same number;
+    ``baseline``: a key of ``parallel``), then ``ValueError`` naming ``parallel`` when the
+    baseline's sentences have 0 tokens in total.
     """
     raise NotImplementedError("tokenization_premium is not implemented yet")
 
@@ -101,10 +96,9 @@ def benchmark(
     - ``tokens_per_char``: ``tokens / chars``;
     - ``premium``: that encoder's ``tokenization_premium`` for the language.
 
-    Raises ``TypeError`` naming ``encoders`` unless it is a dict from ``str`` to
-    callables, ``ValueError`` naming ``encoders`` when it is empty, then everything
-    ``tokenization_premium`` raises about ``parallel`` and ``baseline``; and
-    ``ValueError`` naming ``parallel`` when a language has no characters at all.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``encoders``: not empty;
+    ``parallel``, ``baseline``: as in ``tokenization_premium``, and every language of
+    ``parallel`` has at least one character).
     """
     raise NotImplementedError("benchmark is not implemented yet")
 
@@ -123,8 +117,7 @@ def render_table(rows: list[dict]) -> str:
     ``2.000``); any other value with ``str(value)``. A ``|`` inside a cell or a column
     name is written as ``\\|`` so that the table stays valid.
 
-    Raises ``TypeError`` naming ``rows`` unless it is a list of dicts, and ``ValueError``
-    naming ``rows`` when it is empty or a row does not have exactly the keys of the
-    first row (in any order; cells are taken in the column order).
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``rows``: not empty,
+    every row with exactly the first row's keys, in any order; cells follow the columns).
     """
     raise NotImplementedError("render_table is not implemented yet")

@@ -15,9 +15,7 @@ Rules
   ``256 + k``; every adjacent position is a pair (overlapping ones too); merges replace
   left to right without overlap; ties go to the pair whose first occurrence is leftmost;
   training stops early when no pair is left.
-- Bad input: an argument of the wrong type is a ``TypeError`` and a bad value a
-  ``ValueError``; the message contains the argument's name. Arguments are checked in
-  signature order and the first bad one is reported.
+- Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
 
 Example::
 
@@ -52,9 +50,7 @@ def compression_ratio(encode: Callable[[str], list[int]], text: str) -> float:
     encoder gives 1.0 on any text; tiktoken ``cl100k_base`` gives roughly 0.25 on English
     prose (about four bytes per token).
 
-    Raises ``TypeError`` naming ``encode`` when it is not callable, ``TypeError`` naming
-    ``text`` when it is not a ``str``, and ``ValueError`` naming ``text`` when it is
-    ``""``.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``text`` not ``""``).
     """
     raise NotImplementedError("compression_ratio is not implemented yet")
 
@@ -70,9 +66,8 @@ def ratio_curve(text: str, max_merges: int) -> list[float]:
 
     Example: ``ratio_curve("aaaa", 5) == [1.0, 0.5, 0.25]``.
 
-    Raises ``TypeError`` naming ``text`` when it is not a ``str``, ``ValueError`` naming
-    ``text`` when it is ``""``, ``TypeError`` naming ``max_merges`` when it is not an
-    int, and ``ValueError`` naming ``max_merges`` when it is negative.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``text`` not ``""``;
+    ``max_merges`` >= 0).
     """
     raise NotImplementedError("ratio_curve is not implemented yet")
 
@@ -88,13 +83,9 @@ def merges_for_parity(
 
     Example: ``merges_for_parity("aaaa", 0.5) == 1`` (threshold 0.55).
 
-    Raises ``TypeError`` / ``ValueError`` for ``text`` as ``ratio_curve`` does;
-    ``TypeError`` naming ``target_ratio`` when it is not an int or float and
-    ``ValueError`` naming ``target_ratio`` when it is not greater than 0; ``TypeError``
-    naming ``tolerance`` when it is not an int or float and ``ValueError`` naming
-    ``tolerance`` when it is not strictly between 0 and 1; ``TypeError`` / ``ValueError``
-    for ``max_merges`` as ``ratio_curve`` does. When no ``k`` reaches the threshold (the
-    curve ends above it), raises ``ValueError`` whose message names both
-    ``target_ratio`` and ``max_merges``.
+    Raises ``TypeError``/``ValueError`` per the bad-input rules (``text``, ``max_merges``:
+    as in ``ratio_curve``; ``target_ratio`` > 0; ``tolerance`` strictly between 0 and 1),
+    and ``ValueError`` naming both ``target_ratio`` and ``max_merges`` when no ``k``
+    reaches the threshold (the curve ends above it).
     """
     raise NotImplementedError("merges_for_parity is not implemented yet")
