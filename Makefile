@@ -72,10 +72,10 @@ bench: setup
 
 # The lesson's real-tokenizer tools (see the README's course notes).
 multilingual: setup
-	$(BIN)/python -m tokcourse.multilingual --out outputs/multilingual
+	$(BIN)/python -m tokcourse.tools.multilingual --out outputs/multilingual
 
 prompt: setup
-	$(BIN)/python -m tokcourse.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md
+	$(BIN)/python -m tokcourse.tools.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md
 
 analyze: setup  # make analyze TEXT=my.txt BASELINE=english.txt
-	$(BIN)/python -m tokcourse.analyzer $(TEXT) $(if $(BASELINE),--baseline-file $(BASELINE))
+	$(BIN)/python -m tokcourse.tools.analyzer $(TEXT) $(if $(BASELINE),--baseline-file $(BASELINE))

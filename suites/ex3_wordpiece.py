@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.suite import expect, expect_close, expect_equal, expect_error, show
-from tokcourse import strategies as S
+from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
 hidden = pytest.mark.hidden

@@ -2,7 +2,7 @@
 tokenization_premium, benchmark and render_table, graded against the docstrings' rules.
 
 Encoders are passed as worker-side handles (``sandbox.module("encoders")``) to the
-student's code and as the same functions from ``tokcourse.encoders`` to the reference.
+student's code and as the same functions from ``tokcourse.grading.encoders`` to the reference.
 """
 
 import json
@@ -13,8 +13,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.suite import expect, expect_close, expect_equal, expect_error, show
-from tokcourse import encoders
-from tokcourse import strategies as S
+from tokcourse.grading import encoders
+from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
 hidden = pytest.mark.hidden

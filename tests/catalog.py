@@ -33,7 +33,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 SOLUTIONS = ROOT / "solutions"
 STUBS = ROOT / "exercises"
 ALTERNATIVES_DIR = Path(__file__).resolve().parent / "alternatives"

@@ -2,19 +2,23 @@
 the check that the course's data was fetched.
 
 Test modules may take the fixtures (``root``, ``cli``, ``fetched``) or import the plain
-names (``from tests.conftest import ROOT, COURSE, autograder``). Nothing here imports the
-course's own packages at load time: ``tests/test_engine_generic.py`` grades a toy course
-and must not depend on them.
+names (``from tests.conftest import ROOT, COURSE, autograder``), and the leak scan that a
+student-facing folder must pass (``solution_lines``, ``hidden_properties``, ``leaks``).
+Nothing here imports the course's own packages at load time (the engine, yes):
+``tests/test_engine_generic.py`` grades a toy course and must not depend on them.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from autograder.config import load_course
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = ROOT / "course.yaml"
@@ -34,6 +38,48 @@ def autograder(*args: str, course: Path | None = COURSE, cwd: Path = ROOT, env: 
     base = {**os.environ, "PYTHONPATH": str(ROOT)} if inherit else {}
     return subprocess.run(command, cwd=cwd, env={**base, "COLUMNS": "200", **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
+
+
+# What a student-facing folder must not hold (tests/test_release.py, tests/test_nbgrader.py).
+MIN_LINE = 25
+
+
+def solution_lines(root: Path = ROOT) -> set[str]:
+    """Every line of the reference solutions worth hiding: stripped, at least 25 characters,
+    and not also in the student's package (signatures and docstrings the stubs share)."""
+    course = load_course(root / "course.yaml")
+    shared = {line.strip() for path in course.path(course.package).rglob("*.py")
+              for line in path.read_text(encoding="utf-8").splitlines()}
+    return {line.strip() for path in course.path(course.solutions).rglob("*.py")
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if len(line.strip()) >= MIN_LINE and line.strip() not in shared}
+
+
+def hidden_properties(root: Path = ROOT) -> dict[str, str]:
+    """Name -> first docstring line of every hidden property of the course's suites."""
+    course = load_course(root / "course.yaml")
+    found = {}
+    for exercise in course.exercises:
+        tree = ast.parse(course.path(exercise.suite).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and any("hidden" in ast.unparse(d) for d in node.decorator_list):
+                found[node.name] = (ast.get_docstring(node) or "").splitlines()[0]
+    return found
+
+
+def leaks(folder: Path) -> list[str]:
+    """Solution lines and hidden properties found in any text file under ``folder``."""
+    secrets, hidden = solution_lines(), hidden_properties()
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        lines = {line.strip() for line in text.splitlines()}
+        found += [f"{path}: solution line {line!r}" for line in sorted(lines & secrets)]
+        found += [f"{path}: hidden property {name}" for name, doc in hidden.items() if name in text or doc in text]
+    return found
 
 
 @pytest.fixture(scope="session")

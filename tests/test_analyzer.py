@@ -7,19 +7,19 @@ command to run.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tokcourse import analyzer, assets, registry
+from tests.conftest import ROOT
+from tokcourse import assets
+from tokcourse.tools import analyzer, registry
 
-REPO = Path(__file__).resolve().parent.parent
-PROMPT = REPO / "outputs" / "prompt-tokenizer-analyzer.md"
+PROMPT = ROOT / "outputs" / "prompt-tokenizer-analyzer.md"
 
 
 @pytest.fixture(scope="module")
 def tokenizers() -> dict[str, registry.Tokenizer]:
-    problems = [p for e in registry.load_entries() if (p := assets.problem(e.asset, REPO, registry.FETCH_COMMAND))]
+    problems = [p for e in registry.load_entries() if (p := assets.problem(e.asset, ROOT, registry.FETCH_COMMAND))]
     if problems:
         pytest.fail(f"tokenizer files are missing or corrupt; run `{registry.FETCH_COMMAND}` first:\n"
                     + "\n".join(problems))
@@ -28,7 +28,7 @@ def tokenizers() -> dict[str, registry.Tokenizer]:
 
 @pytest.fixture(scope="module")
 def paragraphs() -> dict[str, str]:
-    parallel = json.loads((REPO / "data/parallel.json").read_text(encoding="utf-8"))
+    parallel = json.loads((ROOT / "data/parallel.json").read_text(encoding="utf-8"))
     return {lang: "\n".join(sentences) for lang, sentences in parallel.items()}
 
 
@@ -122,7 +122,7 @@ def test_the_committed_prompt_holds_the_current_measurements(tokenizers, tmp_pat
     copy.write_text(PROMPT.read_text(encoding="utf-8"), encoding="utf-8")
     analyzer.write_prompt(copy, tokenizers)
     assert copy.read_text(encoding="utf-8") == PROMPT.read_text(encoding="utf-8"), (
-        "regenerate it: python -m tokcourse.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md"
+        "regenerate it: python -m tokcourse.tools.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md"
     )
 
 

@@ -21,24 +21,13 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from tests.conftest import ROOT
+from tokcourse import assets
+from tokcourse.grading import encoders
 
-from tokcourse import assets, encoders  # noqa: E402
-
-FETCH_HINT = "course assets are missing or corrupt; run `python -m tokcourse.assets fetch` first"
 NO_NETWORK = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
               "https_proxy": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9", "NO_PROXY": ""}  # fmt: skip
 LANGUAGES = ("en", "es", "zh", "ko", "ar", "fa")
-
-
-@pytest.fixture(scope="module")
-def fetched() -> list[assets.Asset]:
-    problems = assets.verify(REPO)
-    if problems:
-        pytest.fail(FETCH_HINT + ":\n" + "\n".join(problems))
-    return assets.load_manifest()
 
 
 # -- the manifest -----------------------------------------------------------------------
@@ -74,19 +63,19 @@ def test_the_tiktoken_asset_is_stored_under_tiktokens_own_cache_name():
     (asset,) = [a for a in assets.load_manifest() if a.name == "cl100k_base"]
     assert Path(asset.dest).name == "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
     assert asset.sha256.startswith("223921b76ee99bde")
-    assert (REPO / asset.dest).parent == assets.tiktoken_cache_dir(REPO)
+    assert (ROOT / asset.dest).parent == assets.tiktoken_cache_dir(ROOT)
 
 
 # -- the fetched files ------------------------------------------------------------------
 
 
 def test_verify_passes_after_fetch(fetched):
-    assert assets.verify(REPO) == []
+    assert assets.verify(ROOT) == []
     assert assets.main(["verify"]) == 0
 
 
 def test_corpus_is_50_to_100_kb_of_clean_prose(fetched):
-    data = (REPO / ".cache/data/corpus.txt").read_bytes()
+    data = (ROOT / ".cache/data/corpus.txt").read_bytes()
     assert 50_000 <= len(data) <= 100_000
     text = data.decode("utf-8")
     assert text.startswith("CHAPTER I\n") and text.endswith("\n")
@@ -96,7 +85,7 @@ def test_corpus_is_50_to_100_kb_of_clean_prose(fetched):
 def test_tiktoken_cl100k_base_works_offline_from_the_cache(fetched):
     code = ("import json, tiktoken; e = tiktoken.get_encoding('cl100k_base'); "
             "print(json.dumps([e.encode('Hello, world!'), e.n_vocab]))")
-    env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(assets.tiktoken_cache_dir(REPO)), **NO_NETWORK)
+    env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(assets.tiktoken_cache_dir(ROOT)), **NO_NETWORK)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout) == [[9906, 11, 1917, 0], 100277]
@@ -105,7 +94,7 @@ def test_tiktoken_cl100k_base_works_offline_from_the_cache(fetched):
 def test_a_corrupted_copy_is_detected_by_verify(fetched, tmp_path):
     for asset in fetched:
         (tmp_path / asset.dest).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(REPO / asset.dest, tmp_path / asset.dest)
+        shutil.copyfile(ROOT / asset.dest, tmp_path / asset.dest)
     assert assets.verify(tmp_path) == []
 
     corpus = tmp_path / ".cache/data/corpus.txt"
@@ -223,7 +212,7 @@ def test_use_offline_tiktoken_respects_an_existing_choice(monkeypatch, tmp_path)
 
 @pytest.fixture(scope="module")
 def parallel() -> dict[str, list[str]]:
-    return json.loads((REPO / "data/parallel.json").read_text(encoding="utf-8"))
+    return json.loads((ROOT / "data/parallel.json").read_text(encoding="utf-8"))
 
 
 def test_parallel_has_six_aligned_languages(parallel):
@@ -259,7 +248,7 @@ def test_each_language_is_written_in_its_own_script(parallel):
 
 
 def test_encoders_known_outputs(fetched, monkeypatch):
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(assets.tiktoken_cache_dir(REPO)))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(assets.tiktoken_cache_dir(ROOT)))
     assert encoders.characters("hé 你") == [104, 233, 32, 20320]
     assert encoders.utf8_bytes("hé 你") == [104, 195, 169, 32, 228, 189, 160]
     assert encoders.whitespace_words("to be or not to be") == [
@@ -276,13 +265,13 @@ def test_encoders_known_outputs(fetched, monkeypatch):
 
 
 def test_encoders_doctests_pass(fetched, monkeypatch):
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(assets.tiktoken_cache_dir(REPO)))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(assets.tiktoken_cache_dir(ROOT)))
     result = doctest.testmod(encoders, verbose=False)
     assert result.failed == 0 and result.attempted >= 6
 
 
 def test_encoders_is_self_contained_and_works_as_a_top_level_module(fetched, tmp_path):
-    source = (REPO / "tokcourse/encoders.py").read_text(encoding="utf-8")
+    source = (ROOT / "tokcourse/grading/encoders.py").read_text(encoding="utf-8")
     imported = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -292,10 +281,10 @@ def test_encoders_is_self_contained_and_works_as_a_top_level_module(fetched, tmp
             imported.add(node.module.split(".")[0])
     assert imported <= {"__future__", "functools", "hashlib", "tiktoken"}, imported
 
-    shutil.copyfile(REPO / "tokcourse/encoders.py", tmp_path / "encoders.py")
+    shutil.copyfile(ROOT / "tokcourse/grading/encoders.py", tmp_path / "encoders.py")
     code = "import json, encoders; print(json.dumps({n: f('to be, 你') for n, f in encoders.ENCODERS.items()}))"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(NO_NETWORK, TIKTOKEN_CACHE_DIR=str(assets.tiktoken_cache_dir(REPO)))
+    env.update(NO_NETWORK, TIKTOKEN_CACHE_DIR=str(assets.tiktoken_cache_dir(ROOT)))
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]

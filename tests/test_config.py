@@ -1,15 +1,12 @@
 """course.yaml: the real one loads; malformed ones get one clear message naming the key."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from autograder.config import CourseConfigError, load_course
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT, autograder
 
 
 def test_the_course_loads():
@@ -77,8 +74,7 @@ def test_missing_file():
 def test_command_line_reports_without_traceback(tmp_path):
     path = tmp_path / "course.yaml"
     path.write_text("title: [unclosed\n")
-    run = subprocess.run([sys.executable, "-m", "autograder", "--course", str(path), "check"],
-                         capture_output=True, text=True, cwd=ROOT)
+    run = autograder("check", course=path)
     assert run.returncode == 2
     assert "not valid YAML" in run.stderr
     assert "Traceback" not in run.stderr + run.stdout

@@ -63,10 +63,10 @@ def test_the_engine_imports_nothing_of_the_course():
 
 @pytest.mark.parametrize("source", [
     "import tokcourse",
-    "import tokcourse.encoders as enc",
-    "from tokcourse import strategies",
+    "import tokcourse.grading.encoders as enc",
+    "from tokcourse.grading import strategies",
     "from solutions.ex1_merge_tracing import trace_merges",
-    "import importlib\nimportlib.import_module('tokcourse.registry')",
+    "import importlib\nimportlib.import_module('tokcourse.tools.registry')",
     "m = __import__('solutions')",
     "from importlib import import_module\nimport_module(f'tokcourse.{name}')",
 ])
@@ -127,7 +127,7 @@ def run(toy: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_the_runs_here_cannot_import_the_tokenizer_course(toy):
     """What makes the runs below a proof: the course's packages do not import there."""
-    for package in ("tokcourse", "solutions", "exercises", "tokcourse.encoders"):
+    for package in ("tokcourse", "solutions", "exercises", "tokcourse.grading.encoders"):
         probe = subprocess.run([sys.executable, "-c", f"import {package}"], cwd=toy, env=engine_only(toy),
                                capture_output=True, text=True)
         assert probe.returncode != 0 and "belongs to the tokenizer course" in probe.stderr, package

@@ -2,10 +2,7 @@
 ``--course`` names the course everywhere (a course file of any name, beside another)."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,7 +14,8 @@ from autograder.errors import SandboxFailure, StudentError
 from autograder.plugin import _feedback, _reason
 from autograder.report import print_check
 from autograder.results import Grade, PropertyResult, clip
-from tests.test_config import ROOT, write_variant
+from tests.conftest import ROOT, autograder
+from tests.test_config import write_variant
 
 pytestmark = pytest.mark.slow
 
@@ -123,15 +121,9 @@ def merge_pair(ids, pair, new_id):
     return folder
 
 
-def autograder(course: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", "--course", str(course), *args], cwd=course.parent,
-                          capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
 def test_hostile_names_and_messages_stay_out_of_hidden_feedback_and_reports_stay_small(tmp_path):
     submission = hostile_submission(tmp_path / "hostile")
-    run = autograder(ROOT / "course.yaml", "grade", str(submission), "--out", str(tmp_path / "out"),
-                     "--exercise", "ex1_merge_tracing")
+    run = autograder("grade", str(submission), "--out", str(tmp_path / "out"), "--exercise", "ex1_merge_tracing")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     results = tmp_path / "out" / "hostile" / "results.json"
     feedback = (tmp_path / "out" / "hostile" / "feedback.md").read_text()
@@ -163,7 +155,8 @@ def course_b(tmp_path: Path, beside_a: bool) -> Path:
 def test_grading_uses_the_course_file_named(tmp_path, beside_a):
     course = course_b(tmp_path / "course", beside_a)
     stubs = shutil.copytree(ROOT / "exercises", tmp_path / "stubs", ignore=shutil.ignore_patterns("__pycache__"))
-    run = autograder(course, "grade", str(stubs), "--out", str(tmp_path / "out"), "--exercise", "ex1_merge_tracing")
+    run = autograder("grade", str(stubs), "--out", str(tmp_path / "out"), "--exercise", "ex1_merge_tracing",
+                     course=course, cwd=course.parent)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert (tmp_path / "out" / "stubs" / "feedback.md").read_text().startswith("# Course B: feedback for stubs")
     assert load_course(course).file == course.resolve()

@@ -14,9 +14,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.conftest import ROOT, autograder
+
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
 FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
@@ -67,8 +68,7 @@ RESULTS_SCHEMA = {
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    run = subprocess.run([sys.executable, "-m", "autograder", "gradescope", "--out", str(out)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    run = autograder("gradescope", "--out", str(out), course=None, timeout=300)
     assert run.returncode == 0, run.stderr + run.stdout
     return out
 

@@ -5,21 +5,14 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT, autograder
+
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def autograder(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", "--course", str(ROOT / "course.yaml"), *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +89,7 @@ def test_grader_problems_exit_nonzero(tmp_path):
     assert "unreadable" in missing.stdout
     broken = tmp_path / "course.yaml"
     broken.write_text("title: x\n")
-    bad = subprocess.run([sys.executable, "-m", "autograder", "--course", str(broken), "grade", str(tmp_path), "--out",
-                          str(tmp_path / "o")], cwd=ROOT, capture_output=True, text=True)
+    bad = autograder("grade", str(tmp_path), "--out", str(tmp_path / "o"), course=broken)
     assert bad.returncode == 2 and "hypothesis: required key is missing" in bad.stderr
     assert "Traceback" not in bad.stderr
 
@@ -119,16 +111,14 @@ def test_no_sandbox_refuses_official_grading_unless_told(tmp_path):
     full course and grading exit 3 naming each layer; --unsafe-no-sandbox grades and says so."""
     reference = tmp_path / "mine"
     shutil.copytree(ROOT / "solutions", reference, ignore=shutil.ignore_patterns("__pycache__"))
-    env = {**os.environ, "COLUMNS": "200", "AUTOGRADER_LAYERS": ""}
+    env = {"AUTOGRADER_LAYERS": ""}
     for command in (["check", str(reference)], ["grade", str(reference), "--out", str(tmp_path / "out")]):
-        run = subprocess.run([sys.executable, "-m", "autograder", *command], cwd=ROOT, capture_output=True,
-                             text=True, timeout=300, env=env)
+        run = autograder(*command, course=None, timeout=300, env=env)
         assert run.returncode == 3, run.stdout[-3000:] + run.stderr[-3000:]
         said = " ".join(run.stderr.split())
         assert "refusing to grade" in said and "bwrap: turned off" in said and "landlock: turned off" in said
-    run = subprocess.run([sys.executable, "-m", "autograder", "--unsafe-no-sandbox", "grade", str(reference), "--out",
-                          str(tmp_path / "out"), "--exercise", "ex1_merge_tracing"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600, env=env)
+    run = autograder("--unsafe-no-sandbox", "grade", str(reference), "--out", str(tmp_path / "out"),
+                     "--exercise", "ex1_merge_tracing", course=None, timeout=600, env=env)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "UNSAFE" in (tmp_path / "out" / "mine" / "feedback.md").read_text()
     assert "20" in (tmp_path / "out" / "grades.csv").read_text().splitlines()[1].split(",")[1]

@@ -9,11 +9,9 @@ of the batch test sees every grader on the machine: run it where no other gradin
 
 import ast
 import hashlib
-import os
 import re
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -22,10 +20,10 @@ import pytest
 from autograder.config import load_course
 from autograder.plugin import run_suites
 from autograder.sandbox import SANDBOX_UIDS, _sandbox_uid, isolation
+from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 COURSE = load_course(ROOT / "course.yaml")
 EXERCISE = "ex1_merge_tracing"
 SUITE = ROOT / "suites" / f"{EXERCISE}.py"
@@ -141,10 +139,8 @@ def test_batch_with_hostile_submissions_completes_and_touches_nothing_else(tmp_p
     before = tree_digest(ROOT)
     running = sandbox_processes()  # other graders on this machine, if any, are not ours to judge
     out = tmp_path / "out"
-    run = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", *sorted(str(p) for p in subs.iterdir()), "--out", str(out),
-         "--jobs", "2"], cwd=ROOT, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "COLUMNS": "200"})
+    run = autograder("grade", *sorted(str(p) for p in subs.iterdir()), "--out", str(out), "--jobs", "2",
+                     course=None, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     scores = {line.split(",")[0]: float(line.split(",")[1])
               for line in (out / "grades.csv").read_text().splitlines()[1:]}

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 USER = "autograder-tester"
 EXERCISE = "ex1_merge_tracing"
 

@@ -13,13 +13,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from autograder import landlock
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ABI = landlock.abi()
 pytestmark = pytest.mark.skipif(ABI == 0, reason="Landlock is not available or not enabled in this kernel")
 
@@ -40,8 +39,7 @@ def denied(action, *args, error=PermissionError):
 def run(code: str, **names) -> str:
     """Run PRELUDE + ``code`` (formatted with ``names``) in a new interpreter; return its stdout."""
     source = PRELUDE.format(root=str(ROOT)) + textwrap.dedent(code).format(**names)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True, timeout=30)
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -4,7 +4,6 @@ course ships, and the spaces it counts instead of searching hold as many candida
 import importlib
 import math
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,8 +24,7 @@ from autograder.locked import (
     seal,
 )
 from autograder.plugin import on_path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")

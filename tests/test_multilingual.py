@@ -6,31 +6,20 @@ Needs the fetched files (``make setup``); without them the tests fail with the c
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from solutions.ex4_multilingual import benchmark
-from tokcourse import assets, multilingual, registry
+from tests.conftest import ROOT
+from tokcourse import assets
+from tokcourse.tools import multilingual, registry
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parent.parent
-DJANGO = [f"django-{locale}" for locale in multilingual.DJANGO_LANGUAGES]
-
-
-@pytest.fixture(scope="module")
-def fetched() -> None:
-    needed = [e.asset.name for e in registry.load_entries()] + DJANGO
-    problems = assets.verify(REPO, names=needed)
-    if problems:
-        pytest.fail("the benchmark's files are missing or corrupt; run `python -m tokcourse.assets fetch` first:\n"
-                    + "\n".join(problems))
 
 
 @pytest.fixture(scope="module")
 def django(fetched) -> dict[str, list[str]]:
-    return multilingual.django_set(REPO)
+    return multilingual.django_set(ROOT)
 
 
 class Fixed:

@@ -2,10 +2,7 @@
 submissions, and never run as a formula from ``grades.csv``."""
 
 import csv
-import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -17,7 +14,7 @@ from autograder.gradebook import Gradebook
 from autograder.grading import report_folder, safe_names
 from autograder.results import Grade
 from autograder.submission import submission_name
-from tests.test_config import ROOT
+from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.slow
 
@@ -59,12 +56,6 @@ def test_csv_cells_never_start_a_formula(tmp_path):
     book.close()
     names = [row["submission"] for row in csv.DictReader((tmp_path / "grades.csv").open())]
     assert sorted(names) == ["'+1", "'-1", "'=HYPERLINK(\"http://evil\",\"x\")", "'@SUM(A1)", "plain"]
-
-
-def autograder(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", "--course", str(ROOT / "course.yaml"), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
 
 
 def zipped(folder: Path, path: Path) -> Path:

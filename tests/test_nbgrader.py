@@ -14,11 +14,10 @@ import nbformat
 import pytest
 
 from autograder.config import load_course
-from tests.test_release import hidden_properties, leaks
+from tests.conftest import ROOT, autograder, hidden_properties, leaks
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 COURSE = load_course(ROOT / "course.yaml")
 POINTS = {e.module: e.points for e in COURSE.exercises}
 FIRST = COURSE.exercises[0].module  # ex1_merge_tracing
@@ -94,8 +93,7 @@ def course(tmp_path_factory) -> tuple[Path, float, str]:
     """The generated course, after generate_assignment, submissions, autograde, feedback and export;
     the seconds a full autograde of one student (every exercise) took, and what it printed."""
     folder = tmp_path_factory.mktemp("nbgrader") / "course"
-    run = subprocess.run([sys.executable, "-m", "autograder", "nbgrader", "--out", str(folder)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    run = autograder("nbgrader", "--out", str(folder), course=None, timeout=300)
     assert run.returncode == 0, run.stderr + run.stdout
     nbgrader(folder, "generate_assignment", "*")
     for module in POINTS:

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.catalog import ROOT, grade
+from tests.catalog import grade
+from tests.conftest import ROOT
 from tests.nulls import EXERCISES, KINDS, build_null
 
 pytestmark = pytest.mark.slow

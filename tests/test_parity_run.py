@@ -4,16 +4,15 @@ The figures here are the ones quoted in the README's course notes; if the corpus
 tokenizer file or the reference changes, this test says so.
 """
 
-from pathlib import Path
 
 import pytest
 import tiktoken
 
 from solutions.ex5_parity import compression_ratio, merges_for_parity, ratio_curve
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / ".cache" / "data" / "corpus.txt"
 
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.catalog import ROOT
+from tests.conftest import ROOT
 
 PROBE = """
 import json, sys

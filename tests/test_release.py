@@ -9,7 +9,6 @@ import re
 import shutil
 import string
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,63 +18,21 @@ from autograder.config import load_course
 from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
 from autograder.locked import canonical, digest, load_cases, seal
+from tests.conftest import ROOT, autograder, hidden_properties, leaks, solution_lines
 from tokcourse import assets
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-MIN_LINE = 25
-
-
-def solution_lines(root: Path = ROOT) -> set[str]:
-    """Every line of the reference solutions worth hiding: stripped, at least 25 characters,
-    and not also in the student's package (signatures and docstrings the stubs share)."""
-    course = load_course(root / "course.yaml")
-    shared = {line.strip() for path in course.path(course.package).rglob("*.py")
-              for line in path.read_text(encoding="utf-8").splitlines()}
-    return {line.strip() for path in course.path(course.solutions).rglob("*.py")
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if len(line.strip()) >= MIN_LINE and line.strip() not in shared}
-
-
-def hidden_properties(root: Path = ROOT) -> dict[str, str]:
-    """Name -> first docstring line of every hidden property of the course's suites."""
-    course = load_course(root / "course.yaml")
-    found = {}
-    for exercise in course.exercises:
-        tree = ast.parse(course.path(exercise.suite).read_text(encoding="utf-8"))
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and any("hidden" in ast.unparse(d) for d in node.decorator_list):
-                found[node.name] = (ast.get_docstring(node) or "").splitlines()[0]
-    return found
-
-
-def leaks(folder: Path) -> list[str]:
-    """Solution lines and hidden properties found in any text file under ``folder``."""
-    secrets, hidden = solution_lines(), hidden_properties()
-    found = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
-        lines = {line.strip() for line in text.splitlines()}
-        found += [f"{path}: solution line {line!r}" for line in sorted(lines & secrets)]
-        found += [f"{path}: hidden property {name}" for name, doc in hidden.items() if name in text or doc in text]
-    return found
-
-
 def check(folder: Path) -> subprocess.CompletedProcess:
     """``python -m autograder check`` run inside a release folder, with nothing of the repository on the path."""
-    return subprocess.run([sys.executable, "-m", "autograder", "check"], cwd=folder, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(folder), "COLUMNS": "200"}, timeout=600)
+    return autograder("check", course=None, cwd=folder, inherit=False,
+                      env={"PATH": "/usr/bin:/bin", "HOME": str(folder)}, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release") / "course"
-    run = subprocess.run([sys.executable, "-m", "autograder", "release", "--out", str(out)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    run = autograder("release", "--out", str(out), course=None, timeout=300)
     assert run.returncode == 0, run.stderr + run.stdout
     return out
 
@@ -271,8 +228,8 @@ HIDDEN_ONLY = {
     "suites/ex5_parity.py": ["CORPUS_CHARS", "CORPUS_MERGES", "_parity_or_error"],
     "suites/ex3_wordpiece.py": ["_mean_len", "_expect_same_training"],
     "suites/ex2_special_tokens.py": ["_trained", "_trained_alike", "_learned_strings"],
-    "tokcourse/strategies.py": ["tie_texts", "overlap_tie_texts", "word_counts", "single_unit_word_texts",
-                                "tolerances"],
+    "tokcourse/grading/strategies.py": ["tie_texts", "overlap_tie_texts", "word_counts", "single_unit_word_texts",
+                                        "tolerances"],
 }
 
 
@@ -290,7 +247,7 @@ def test_the_release_ships_no_definition_only_left_out_properties_reach(release)
         assert set(names) <= original and not set(names) & shipped, relative
     course = load_course(release / "course.yaml")
     shipped = ([course.path(e.suite).read_text() for e in course.exercises]
-               + [(release / "tokcourse/strategies.py").read_text()])
+               + [(release / "tokcourse/grading/strategies.py").read_text()])
     for text in shipped:
         for node in ast.parse(text).body:
             if isinstance(node, (ast.FunctionDef, ast.Assign)) and not getattr(node, "name", "").startswith("test"):

@@ -17,8 +17,7 @@ from autograder import sandbox
 from autograder.errors import SandboxFailure, StudentError
 from autograder.proxy import MissingName, Session
 from autograder.sandbox import Layout, Limits
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 MODULE = '''
 import os, sys, builtins, socket

@@ -12,8 +12,8 @@ import pytest
 
 from autograder.config import load_course
 from autograder.submission import MAX_ENTRIES, MAX_FILES, SubmissionError, stage, submission_name
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 COURSE = load_course(ROOT / "course.yaml")
 MODULE = "def trace_merges(text, num_merges):\n    return []\n"
 

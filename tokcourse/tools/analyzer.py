@@ -7,9 +7,9 @@ the text fills. It ends with the most efficient tokenizer and its lead over the 
 A tokenizer that has to emit unknown tokens (BERT's ``[UNK]``) loses text, so it is left
 out of that choice.
 
-    python -m tokcourse.analyzer TEXT_OR_FILE [--tokenizers NAME ...] [--baseline-file FILE]
+    python -m tokcourse.tools.analyzer TEXT_OR_FILE [--tokenizers NAME ...] [--baseline-file FILE]
                                  [--markdown OUT.md] [--png OUT.png]
-    python -m tokcourse.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md
+    python -m tokcourse.tools.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md
 
 ``--write-prompt`` refills the measured table between the file's ``<!-- table:start -->``
 and ``<!-- table:end -->`` markers and leaves everything else as it is.
@@ -27,7 +27,8 @@ from rich.console import Console
 from rich.table import Table
 
 from solutions.ex4_multilingual import render_table
-from tokcourse import assets, multilingual, registry
+from tokcourse import assets
+from tokcourse.tools import multilingual, registry
 
 CONTEXT_WINDOW = 131_072  # "128K"
 MAX_PIECES = 24  # pieces of the first line shown per tokenizer
@@ -244,7 +245,7 @@ def report(measurements: list[Measurement], console: Console) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tokcourse.analyzer", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tokcourse.tools.analyzer", description=__doc__.split("\n\n")[0])
     parser.add_argument("text", nargs="?", metavar="TEXT_OR_FILE", help="a file to read, or the text itself")
     parser.add_argument("--tokenizers", nargs="+", metavar="NAME",
                         help=f"names, spaces or commas between (default: all of {', '.join(registry.names())})")

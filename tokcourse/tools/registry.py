@@ -13,9 +13,9 @@ loader, its vocabulary size and one known encoding. Three loaders cover them all
 Loading never touches the network: the file's sha256 is checked first, and a missing or
 corrupt file is a ``RegistryError`` that names the command to fetch it.
 
-    python -m tokcourse.registry fetch   # download and check the files (no install)
-    python -m tokcourse.registry list    # what is registered, and whether it is fetched
-    python -m tokcourse.registry check   # load each one, compare with its known encoding
+    python -m tokcourse.tools.registry fetch   # download and check the files (no install)
+    python -m tokcourse.tools.registry list    # what is registered, and whether it is fetched
+    python -m tokcourse.tools.registry check   # load each one, compare with its known encoding
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from rich.table import Table
 
 from tokcourse import assets
 
-FETCH_COMMAND = "python -m tokcourse.registry fetch"
+FETCH_COMMAND = "python -m tokcourse.tools.registry fetch"
 FIELDS = ("name", "model", "algorithm", "asset", "loader", "vocab_size", "known")
 
 
@@ -368,7 +368,7 @@ def list_table(root: Path) -> Table:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tokcourse.registry", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tokcourse.tools.registry", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["fetch", "list", "check"])
     parser.add_argument("--root", type=Path, default=assets.REPO_ROOT,
                         help="folder that holds .cache/ (default: the repo)")

@@ -1,0 +1,1 @@
+"""What grading ships whole: the sandbox's support encoders and the suites' shared strategies."""
