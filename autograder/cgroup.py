@@ -19,7 +19,7 @@ import functools
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 MOUNT = Path("/sys/fs/cgroup")
@@ -99,19 +99,9 @@ class Cgroup:
 
     def kill(self, patience: float = 5.0) -> set[int]:
         """Kill everything in the cgroup, wait until it is empty, return the pids it killed."""
-        deadline = time.monotonic() + patience
-        killed: set[int] = set()
         if self.version == 2:
             self._write("cgroup.kill", 1, missing_ok=True)
-        while (alive := self.pids()) and time.monotonic() < deadline:
-            killed.update(alive)
-            for pid in alive:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.002)
-        return killed
+        return kill_until_gone(self.pids, patience)
 
     def remove(self) -> None:
         """Kill what is left and delete the cgroup's folders."""
@@ -139,6 +129,26 @@ class Cgroup:
                 return
         if not missing_ok:
             raise CgroupError(f"no {key} in {', '.join(map(str, self.folders))}")
+
+
+def kill(pids: Iterable[int]) -> None:
+    """SIGKILL each process that is still there."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def kill_until_gone(alive: Callable[[], list[int]], patience: float = 5.0) -> set[int]:
+    """Kill what ``alive()`` lists until it lists nothing (or ``patience`` runs out); return the pids killed."""
+    deadline = time.monotonic() + patience
+    killed: set[int] = set()
+    while (pids := alive()) and time.monotonic() < deadline:
+        killed.update(pids)
+        kill(pids)
+        time.sleep(0.002)
+    return killed
 
 
 _SPARE: dict[tuple[int, int | None], list[Cgroup]] = {}

@@ -209,8 +209,7 @@ class Worker:
         self.limits = limits
         self.isolation = found or isolation()
         self.killed: set[int] = set()
-        _adopt_orphans()
-        _sweep_folders()
+        _first_worker()
         self.home = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
         self.uid = _sandbox_uid() if "uid" in self.isolation.layers else None
         self.cgroup = None
@@ -278,11 +277,7 @@ class Worker:
     def _kill_strays(self) -> None:
         """Nothing a call started runs on after it: kill the processes that were not there before it."""
         if self.cgroup is not None:
-            for pid in set(self.cgroup.pids()) - self.baseline:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            cgroups.kill(set(self.cgroup.pids()) - self.baseline)
 
     def _reap(self, patience: float = 0.2) -> None:
         """Collect the worker's dead processes that were handed to this grader (a subreaper)."""
@@ -456,20 +451,7 @@ def _chown_tree(root: Path, uid: int) -> None:
 
 def _kill_user(uid: int, patience: float = 5.0) -> set[int]:
     """Kill every process of the sandbox user, wait until they are gone, return their pids."""
-    deadline = time.monotonic() + patience
-    killed: set[int] = set()
-    while time.monotonic() < deadline:
-        alive = [pid for pid in _pids() if _owner(pid) == uid]
-        if not alive:
-            break
-        killed.update(alive)
-        for pid in alive:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.01)
-    return killed
+    return cgroups.kill_until_gone(lambda: [pid for pid in _pids() if _owner(pid) == uid], patience)
 
 
 def _tree(pid: int) -> list[int]:
@@ -509,10 +491,12 @@ SANDBOX_UIDS = range(200_000, 200_000 + (1 << 22) + 1)  # pid_max is at most 2**
 
 
 @functools.cache
-def _adopt_orphans() -> None:
-    """Make this grader the reaper of its workers' orphans (PR_SET_CHILD_SUBREAPER), so that
-    the dead are collected here at once instead of counting against a reused cgroup."""
+def _first_worker() -> None:
+    """Once per grader process: become the reaper of its workers' orphans (PR_SET_CHILD_SUBREAPER),
+    so that the dead are collected here at once instead of counting against a reused cgroup, and
+    remove what graders that died left behind."""
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    _sweep_folders()
 
 
 def _sweep_folders() -> None:
