@@ -1,6 +1,7 @@
 """The student's package: the lesson's worked code (``lesson``) and the five graded exercises.
 
-Edit ``ex1_merge_tracing`` … ``ex5_parity``; the autograder imports them by these names.
+Edit ``ex1_merge_tracing`` … ``ex5_parity`` (and the bonus ``ex6_unigram``); the autograder imports
+them by these names.
 
 Bad input
 ---------

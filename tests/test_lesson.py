@@ -1,6 +1,7 @@
 """The lesson's worked code: BPE round-trips, follows the rules, passes its doctests."""
 
 import doctest
+import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -118,3 +119,23 @@ def test_lesson_doctests_pass():
     results = doctest.testmod(lesson)
     assert results.attempted > 0
     assert results.failed == 0
+
+
+def test_lesson_unigram_agrees_with_the_reference():
+    """The lesson's plain Unigram code and exercise 6's reference give the same answers."""
+    from solutions import ex6_unigram as reference
+
+    @SETTINGS
+    @given(vocab=st.dictionaries(st.text("abc", min_size=2, max_size=3), st.integers(-24, -1).map(lambda k: k / 8),
+                                 max_size=6),
+           words=st.dictionaries(st.text("abc", min_size=1, max_size=6), st.integers(1, 4), min_size=1, max_size=4))
+    def agree(vocab, words):
+        logprobs = {"a": -1.0, "b": -1.5, "c": -2.0, **vocab}
+        for word in words:
+            assert lesson.viterbi(word, logprobs) == reference.viterbi_segment(word, logprobs)
+            assert math.isclose(lesson.forward(word, logprobs)[-1], reference.marginal_logprob(word, logprobs))
+        new, expected = lesson.unigram_em_step(words, logprobs), reference.em_step(words, logprobs)
+        assert list(new) == list(expected)
+        assert all(math.isclose(new[p], expected[p], abs_tol=1e-12) for p in expected)
+
+    agree()
