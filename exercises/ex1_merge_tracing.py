@@ -113,7 +113,8 @@ def token_tree(steps: list[MergeStep], token_id: int):
     ``token_tree(steps, 257) == ((116, 104), 101)`` and ``token_tree(steps, 104) == 104``.
 
     ``steps`` is a list of ``MergeStep`` as returned by ``trace_merges`` (plain tuples with
-    the same six fields work too); only their ``pair`` and ``new_id`` are used.
+    the same six fields work too); only their ``pair`` and ``new_id`` are used. The shape
+    of each step (six fields, a pair of two ids) needs no checking.
 
     Raises ``TypeError``/``ValueError`` per the bad-input rules (``token_id``: a byte id
     or the ``new_id`` of a step).
@@ -138,7 +139,8 @@ def render_trace(steps: list[MergeStep]) -> str:
         0: 't' + 'h' -> 'th'  count=3  length=11
 
     An empty list of steps gives ``""``. Raises ``TypeError``/``ValueError`` per the
-    bad-input rules (``steps``: each pair's ids are bytes or made by an earlier step).
+    bad-input rules (``steps``: each pair's ids are bytes or made by an earlier step); the
+    shape of each step (six fields) needs no checking.
     """
     raise NotImplementedError("render_trace is not implemented yet")
 

@@ -166,6 +166,7 @@ def test_overlapping_runs_merge_without_overlap(student, reference, text, num_me
 @given(text=S.nonempty_texts(), num_merges=S.merges())
 @example(text="the then there", num_merges=2)
 @example(text="abcabcabc", num_merges=4)
+@example(text=" ".join(a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "abcdefghijklmnop"), num_merges=300)
 def test_new_ids_are_256_plus_rank(student, text, num_merges):
     """Merge k has rank k and creates id 256 + k, for every merge the text allows."""
     steps = student.trace_merges(text, num_merges)
@@ -212,10 +213,6 @@ def test_trace_tokens_lengths_and_early_stop(student, text, num_merges):
 @example(text="the then there", num_merges=2)
 def test_token_tree_of_the_is_nested_pairs(student, reference, text, num_merges):
     """token_tree builds nested (left, right) pairs down to byte ids: the tree of 'the' is ((116, 104), 101)."""
-    if text == "the then there" and num_merges == 2:
-        steps = reference.trace_merges(text, num_merges)
-        expect_equal(student.token_tree(steps, 257), ((116, 104), 101), "token_tree(steps of 'the then there', 257)")
-        expect_equal(student.token_tree(steps, 104), 104, "token_tree(steps of 'the then there', 104)")
     steps = reference.trace_merges(text, num_merges)
     for token_id in [step.new_id for step in steps] + [ord("a"), 0, 255]:
         expect_equal(student.token_tree(steps, token_id), reference.token_tree(steps, token_id),
@@ -320,8 +317,8 @@ def test_word_merge_ties_follow_dict_order(student, reference, words, num_merges
 @points(1)
 @given(num_merges=st.integers(-5, -1))
 def test_bad_arguments_raise_errors_naming_them(student, num_merges):
-    ("""Negative num_merges and zero word counts are ValueErrors, a non-str text or non-list ids a TypeError, each """
-     """naming the argument.""")
+    ("""Negative num_merges, word counts below 1 and steps using an unknown id are ValueErrors; a non-str text, """
+     """non-list ids, a pair not of two ints or a non-int count a TypeError; each names the argument.""")
     expect_error(lambda: student.trace_merges("abc", num_merges), ("ValueError",), f"trace_merges('abc', {num_merges})",
                  naming=("num_merges",))
     expect_error(lambda: student.trace_merges(b"abc", 2), ("TypeError",), "trace_merges(b'abc', 2)", naming=("text",))
@@ -330,3 +327,14 @@ def test_bad_arguments_raise_errors_naming_them(student, num_merges):
     expect_error(lambda: student.trace_word_merges({"ab": 0}, 2), ("ValueError",), "trace_word_merges({'ab': 0}, 2)",
                  naming=("word_counts",))
     expect_error(lambda: student.get_pair_counts("abc"), ("TypeError",), "get_pair_counts('abc')", naming=("ids",))
+    for count in (num_merges, 1.5, "2"):  # a count below 1, or not an int
+        expect_error(lambda count=count: student.trace_word_merges({"ab": 2, "cd": count}, 2),
+                     ("ValueError",) if count == num_merges else ("TypeError",),
+                     f"trace_word_merges({{'ab': 2, 'cd': {count!r}}}, 2)", naming=("word_counts",))
+    for pair in ((1,), (1, 2, 3), [1, 2], (1, "2")):
+        expect_error(lambda pair=pair: student.merge_pair([1, 2, 3], pair, 256), ("TypeError",),
+                     f"merge_pair([1, 2, 3], {pair!r}, 256)", naming=("pair",))
+    for pair in ((300, 97), (97, 300)):  # one id of the pair made by no earlier step
+        steps = [(0, (97, 98), 256, 2, b"ab", 3), (1, pair, 257, 1, b"?", 2)]
+        expect_error(lambda steps=steps: student.render_trace(steps), ("ValueError",), f"render_trace({steps!r})",
+                     naming=("steps",))

@@ -31,7 +31,7 @@ def _mean_len(tokens):
 # --------------------------------------------------------------------------- score and units
 
 
-@points(2)
+@points(1)
 @given(pair_count=st.integers(0, 60), left_count=st.integers(1, 60), right_count=st.integers(1, 60))
 @example(pair_count=2, left_count=4, right_count=5)
 @example(pair_count=1, left_count=3, right_count=11)
@@ -41,8 +41,18 @@ def test_wordpiece_score_divides_integer_product_once(student, pair_count, left_
     """wordpiece_score is pair_count / (left_count * right_count): the ints multiplied, then one division."""
     expect_equal(student.wordpiece_score(pair_count, left_count, right_count), pair_count / (left_count * right_count),
                  f"wordpiece_score({pair_count}, {left_count}, {right_count})")
-    expect_error(lambda: student.wordpiece_score(pair_count, 0, right_count), ("ValueError",),
-            f"wordpiece_score({pair_count}, 0, {right_count})")
+
+
+@hidden
+@points(1)
+@given(pair_count=st.integers(0, 60), count=st.integers(1, 60), bad=st.integers(-3, 0))
+@example(pair_count=1, count=5, bad=0)
+def test_bad_counts_raise_value_error_naming_them(student, pair_count, count, bad):
+    """A unit count below 1 or a negative pair count is a ValueError naming that count."""
+    for args, name in (((pair_count, bad, count), "left_count"), ((pair_count, count, bad), "right_count"),
+                       ((bad - 1, count, count), "pair_count")):
+        expect_error(lambda args=args: student.wordpiece_score(*args), ("ValueError",),
+                     f"wordpiece_score{args}", naming=(name,))
 
 
 @points(1)
@@ -164,13 +174,22 @@ def test_tokenize_wordpiece_greedy_longest_match_first(student, reference, vocab
 @example(vocab=["a", "##a"], text="aa aaa", unk="[UNK]", max_chars=2)
 @example(vocab=["ab", "##c"], text="abd", unk="[UNK]", max_chars=9)
 def test_unknown_and_too_long_words_become_one_unk(student, reference, vocab, text, unk, max_chars):
-    """A word that cannot be covered, or has more than max_chars characters, becomes a single unk."""
+    ("""A word that cannot be covered, or has more than max_chars characters (100 unless given), becomes a single """
+     """unk; max_chars below 1 is a ValueError, a vocab entry that is not a str a TypeError.""")
     expect_equal(student.tokenize_wordpiece(vocab, text, unk, max_chars),
                  reference.tokenize_wordpiece(vocab, text, unk, max_chars),
                  f"tokenize_wordpiece({vocab!r}, {text!r}, {unk!r}, {max_chars})")
     expect_equal(student.tokenize_wordpiece(vocab, text, unk=unk, max_chars=max_chars),
                  reference.tokenize_wordpiece(vocab, text, unk, max_chars),
                  f"tokenize_wordpiece({vocab!r}, {text!r}, unk={unk!r}, max_chars={max_chars})")
+    edge = f"{'a' * 100} {'a' * 101} {'a' * 99}"  # the default max_chars: 100 characters still count
+    expect_equal(student.tokenize_wordpiece(["a", "##a"], edge), reference.tokenize_wordpiece(["a", "##a"], edge),
+                 "tokenize_wordpiece(['a', '##a'], <words of 100, 101 and 99 a's>)")
+    expect_error(lambda: student.tokenize_wordpiece(vocab, text, unk, 0), ("ValueError",),
+                 f"tokenize_wordpiece({vocab!r}, {text!r}, {unk!r}, 0)", naming=("max_chars",))
+    for entry in (7, None, b"a"):
+        expect_error(lambda entry=entry: student.tokenize_wordpiece([*vocab, entry], text), ("TypeError",),
+                     f"tokenize_wordpiece({[*vocab, entry]!r}, {text!r})", naming=("vocab",))
 
 
 # --------------------------------------------------------------------------- compare_vocabularies

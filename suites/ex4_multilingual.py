@@ -156,8 +156,8 @@ def test_premium_sums_tokens_not_mean_of_sentence_ratios(student, reference, san
 @points(1)
 @given(data=_parallel_with_baseline(min_languages=2))
 def test_bad_parallel_or_baseline_raises(student, sandbox, data):
-    ("""Unequal sentence counts, an empty language, an empty dict or an unknown baseline are ValueErrors; bad types """
-     """TypeErrors.""")
+    ("""Unequal sentence counts, an empty language, an empty dict, an unknown or zero-token baseline, a language """
+     """without characters (benchmark) or rows with other keys (render_table) are ValueErrors; bad types TypeErrors.""")
     parallel, baseline = data
     enc = sandbox.module("encoders")
     other = next(lang for lang in parallel if lang != baseline)
@@ -181,6 +181,23 @@ def test_bad_parallel_or_baseline_raises(student, sandbox, data):
                  "tokens_per_char(characters, ['', ''])")
     expect_error(lambda: student.benchmark({}, parallel, baseline), ("ValueError",),
                  f"benchmark({{}}, {parallel!r}, {baseline!r})")
+    silent = {**parallel, baseline: [""] * len(parallel[baseline])}  # the baseline has no tokens at all
+    expect_error(lambda: student.tokenization_premium(enc.characters, silent, baseline), ("ValueError",),
+                 f"tokenization_premium(characters, {silent!r}, {baseline!r})", naming=("parallel",))
+    blank = {**parallel, other: [""] * len(parallel[other])}  # a language without a character
+    expect_error(lambda: student.benchmark({"characters": enc.characters}, blank, baseline), ("ValueError",),
+                 f"benchmark({{'characters': characters}}, {blank!r}, {baseline!r})", naming=("parallel",))
+    for bad_encoders, shown in (({"characters": 5}, "{'characters': 5}"), ({7: enc.characters}, "{7: characters}")):
+        expect_error(lambda bad=bad_encoders: student.benchmark(bad, parallel, baseline), ("TypeError",),
+                     f"benchmark({shown}, {parallel!r}, {baseline!r})", naming=("encoders",))
+    expect_error(lambda: student.tokens_per_char(enc.characters, ["ab", 3]), ("TypeError",),
+                 "tokens_per_char(characters, ['ab', 3])", naming=("texts",))
+    row = {"encoder": "e", "language": "en", "premium": 1.0}
+    for rows in ([row, {**row, "extra": 1}], [row, {"encoder": "e", "language": "en"}],
+                 [row, {"encoder": "e", "language": "en", "premium2": 1.0}]):
+        expect_error(lambda rows=rows: student.render_table(rows), ("ValueError",), f"render_table({rows!r})",
+                     naming=("rows",))
+    expect_error(lambda: student.render_table((row,)), ("TypeError",), f"render_table(({row!r},))", naming=("rows",))
 
 
 # --------------------------------------------------------------------------- benchmark

@@ -78,6 +78,10 @@ def test_ratio_curve_worked_example_aaaa(student, max_merges, run, size):
 @points(2)
 @given(text=S.nonempty_texts(), max_merges=S.merges())
 @example(text="the then there", max_merges=5)
+@example(text="\x00ab\x00ba", max_merges=6)  # a merged id equal to a byte's (0 here) changes the curve
+@example(text="\x01ab\x01ba", max_merges=6)
+@example(text=" ".join(a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "abcdefghijklmnop"), max_merges=300)
+@example(text="".join(a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "!\"#$%&'()*+,") * 2, max_merges=320)
 def test_ratio_curve_matches_reference(student, reference, text, max_merges):
     """ratio_curve equals the reference's: the ratio after each merge of byte-level BPE trained on the text."""
     _check_curve(student.ratio_curve(text, max_merges), reference.ratio_curve(text, max_merges),
@@ -208,11 +212,17 @@ def test_unreachable_target_raises_value_error_naming_target_and_max_merges(stud
 @points(1)
 @given(tolerance=st.sampled_from([0, 0.0, 1, 1.0, -0.1, 1.5]), target=st.sampled_from([0, 0.0, -0.5]))
 def test_parity_rejects_bad_tolerance_and_target(student, tolerance, target):
-    """A tolerance outside (0, 1) or a target_ratio that is not above 0 is a ValueError naming it; an empty text too."""
+    ("""A tolerance outside (0, 1) or a target_ratio that is not above 0 is a ValueError naming it, either one not a """
+     """number a TypeError; an empty text is a ValueError too.""")
     expect_error(lambda: student.merges_for_parity("abab", 0.5, tolerance), ("ValueError",),
             f"merges_for_parity('abab', 0.5, {tolerance!r})", naming=("tolerance",))
     expect_error(lambda: student.merges_for_parity("abab", target), ("ValueError",),
             f"merges_for_parity('abab', {target!r})", naming=("target_ratio",))
+    for bad in ("0.5", None, [0.5]):
+        expect_error(lambda bad=bad: student.merges_for_parity("abab", bad), ("TypeError",),
+                     f"merges_for_parity('abab', {bad!r})", naming=("target_ratio",))
+        expect_error(lambda bad=bad: student.merges_for_parity("abab", 0.5, bad), ("TypeError",),
+                     f"merges_for_parity('abab', 0.5, {bad!r})", naming=("tolerance",))
     expect_error(lambda: student.ratio_curve("", 3), ("ValueError",), "ratio_curve('', 3)", naming=("text",))
     expect_error(lambda: student.ratio_curve("abab", -1), ("ValueError",), "ratio_curve('abab', -1)",
                  naming=("max_merges",))

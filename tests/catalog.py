@@ -18,7 +18,8 @@ docstrings and not the reference's incidental choices:
 - ``restructured``: explicit first-occurrence scans for ties, a tokenizer that stores its
   merges as a ranked list and encodes by applying them one after the other, one trainer with
   a pluggable choice of pair for WordPiece and BPE, an aligned Markdown table with colon
-  separators, and a merge trace laid out differently from the suggested one.
+  separators, a merge trace laid out differently from the suggested one, and a Unigram
+  lattice object with push-style Viterbi and pairwise log-add-exp.
 
 This module also holds the helpers that build a submission folder and grade it, so that
 ``tests/test_catalog.py`` can run gradings in worker processes.
@@ -40,7 +41,8 @@ STUBS = ROOT / "exercises"
 ALTERNATIVES_DIR = Path(__file__).resolve().parent / "alternatives"
 ALTERNATIVES = {
     "naive_recount": ["ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity"],
-    "restructured": ["ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity"],
+    "restructured": ["ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity",
+                     "ex6_unigram"],
 }
 
 
@@ -89,6 +91,7 @@ _BPE_PIECES_TIES_ALPHABETICAL = '''    vocab = _initial_vocab(words)
 '''
 
 EX1, EX2, EX3, EX4, EX5 = "ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity"
+EX6 = "ex6_unigram"
 
 MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------------ exercise 1
@@ -178,7 +181,7 @@ MUTANTS: list[Mutant] = [
     Mutant(EX2, "decode_unknown_id_silently_empty", "ex2_special_tokens.py", [
         ('            raise ValueError(f"ids holds {i}, which is outside the vocabulary (size {self.vocab_size})")\n',
          '            return b""\n'),
-    ], fails="test_out_of_vocabulary_ids_raise_value_error"),
+    ], fails="test_bad_ids_and_lengths_raise_value_error"),
     Mutant(EX2, "token_to_id_unknown_raises_key_error", "ex2_special_tokens.py", [
         ('        return self._ids_by_bytes.get(piece.encode("utf-8"), UNK_ID)\n',
          '        return self._ids_by_bytes[piece.encode("utf-8")]\n'),
@@ -189,10 +192,16 @@ MUTANTS: list[Mutant] = [
         ("        mask = [[1] * len(row) + [0] * (length - len(row)) for row in rows]\n",
          "        mask = [[0] * (length - len(row)) + [1] * len(row) for row in rows]\n"),
     ], fails="test_pad_batch_right_pads_with_attention_mask"),
+    Mutant(EX2, "pad_batch_keeps_rows_longer_than_length", "ex2_special_tokens.py", [
+        ("        if too_long:\n", "        if too_long and length < 0:\n"),
+    ], fails="test_bad_ids_and_lengths_raise_value_error"),
     # ------------------------------------------------------------------ exercise 3
     Mutant(EX3, "score_float_product_division", "ex3_wordpiece.py", [
         ("    return pair_count / (left_count * right_count)\n", "    return pair_count / left_count / right_count\n"),
     ], fails="test_wordpiece_score_divides_integer_product_once"),
+    Mutant(EX3, "score_zero_count_divides_by_zero", "ex3_wordpiece.py", [
+        ('    check_int(left_count, "left_count", minimum=1)\n', '    check_int(left_count, "left_count")\n'),
+    ], fails="test_bad_counts_raise_value_error_naming_them"),
     Mutant(EX3, "wordpiece_uses_raw_count", "ex3_wordpiece.py", [
         ("        return wordpiece_score(count, unit_counts[pair[0]], unit_counts[pair[1]]), count\n",
          "        return count, count\n"),
@@ -299,6 +308,54 @@ MUTANTS: list[Mutant] = [
     Mutant(EX5, "unreachable_target_returns_last_k", "ex5_parity.py", [
         ("        best = min(best, ratio)\n", "        best = min(best, ratio)\n    return k\n"),
     ], fails="test_unreachable_target_raises_value_error_naming_target_and_max_merges"),
+    # exercise 6 (bonus): Unigram
+    Mutant(EX6, "viterbi_ties_to_shortest_last_piece", "ex6_unigram.py", [
+        ("            if best[end] is None or score > best[end]:",
+         "            if best[end] is None or score >= best[end]:"),
+    ], fails="test_viterbi_ties_go_to_the_longest_last_piece"),
+    Mutant(EX6, "viterbi_pieces_not_reversed", "ex6_unigram.py", [
+        ("    return pieces[::-1], best[n]\n", "    return pieces, best[n]\n"),
+    ], fails="test_viterbi_segment_is_the_best_of_every_segmentation"),
+    Mutant(EX6, "marginal_is_the_viterbi_score", "ex6_unigram.py", [
+        ("    total = _forward(text, logprobs, _longest(logprobs))[-1]\n",
+         "    found = _viterbi(text, logprobs, _longest(logprobs))\n    total = found[1] if found else -math.inf\n"),
+    ], fails="test_marginal_logprob_sums_every_segmentation"),
+    Mutant(EX6, "expected_counts_ignore_word_counts", "ex6_unigram.py", [
+        ("                counts[word[start:end]] += count * posterior\n",
+         "                counts[word[start:end]] += posterior\n"),
+    ], fails="test_expected_counts_are_posterior_piece_counts"),
+    Mutant(EX6, "expected_counts_leave_out_unused_pieces", "ex6_unigram.py", [
+        ("    return _expected(word_counts, logprobs)\n",
+         "    return {p: c for p, c in _expected(word_counts, logprobs).items() if c > 0}\n"),
+    ], fails="test_expected_counts_are_posterior_piece_counts"),
+    Mutant(EX6, "em_step_not_normalised", "ex6_unigram.py", [
+        ("math.log(c) - math.log(total) for piece, c in counts.items() if c > 0}",
+         "math.log(c) for piece, c in counts.items() if c > 0}"),
+    ], fails="test_em_step_normalises_expected_counts_and_never_lowers_the_likelihood"),
+    Mutant(EX6, "em_step_keeps_pieces_never_expected", "ex6_unigram.py", [
+        ("math.log(c) - math.log(total) for piece, c in counts.items() if c > 0}",
+         "math.log(max(c, 1e-300)) - math.log(total) for piece, c in counts.items()}"),
+    ], fails="test_em_step_normalises_expected_counts_and_never_lowers_the_likelihood"),
+    Mutant(EX6, "removal_loss_ignores_word_counts", "ex6_unigram.py", [
+        ("else count * (score - other[1])", "else score - other[1]"),
+    ], fails="test_removal_loss_is_the_fall_of_the_viterbi_likelihood"),
+    Mutant(EX6, "removal_loss_zero_for_an_uncoverable_word", "ex6_unigram.py", [
+        ("math.inf if other is None else", "0.0 if other is None else"),
+    ], fails="test_removal_loss_is_the_fall_of_the_viterbi_likelihood"),
+    Mutant(EX6, "prune_largest_losses", "ex6_unigram.py", [
+        ("(round(losses[c[1]], 9), c[0]))", "(-round(losses[c[1]], 9), c[0]))"),
+    ], fails="test_train_unigram_prunes_smallest_losses_like_reference"),
+    Mutant(EX6, "prune_single_characters_too", "ex6_unigram.py", [
+        ("        candidates = [(i, piece) for i, piece in enumerate(logprobs) if len(piece) > 1]\n",
+         "        candidates = [(i, piece) for i, piece in enumerate(logprobs)]\n"),
+        ("(round(losses[c[1]], 9), c[0]))", "(round(losses.get(c[1], 0.0), 9), c[0]))"),
+    ], fails="test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_size"),
+    Mutant(EX6, "seed_keeps_substrings_seen_once", "ex6_unigram.py", [
+        ("for s, n in substrings.items() if n >= 2)", "for s, n in substrings.items() if n >= 1)"),
+    ], fails="test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_size"),
+    Mutant(EX6, "no_final_em_step", "ex6_unigram.py", [
+        ("    return _em_keeping_pieces(words, logprobs)\n", "    return logprobs\n"),
+    ], fails="test_train_unigram_prunes_smallest_losses_like_reference"),
 ]
 
 

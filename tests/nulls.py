@@ -30,7 +30,8 @@ from pathlib import Path
 from tests.catalog import SOLUTIONS, STUBS, _finish, _relative_imports
 
 EX1, EX2, EX3, EX4, EX5 = "ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity"
-EXERCISES = [EX1, EX2, EX3, EX4, EX5]
+EX6 = "ex6_unigram"
+EXERCISES = [EX1, EX2, EX3, EX4, EX5, EX6]
 KINDS = ["empty", "constant", "echo", "examples", "fake"]
 
 # Names every module re-exports from the reference (given constants and types, not graded).
@@ -40,6 +41,7 @@ EXPORTS = {
     EX3: ["WORD_PATTERN"],
     EX4: [],
     EX5: [],
+    EX6: ["WORD_PATTERN"],
 }
 
 # The answer of each public function (``name``) or method (``Class.name``): a Python
@@ -83,6 +85,14 @@ EMPTY = {
         "ratio_curve": "[]",
         "merges_for_parity": "0",
     },
+    EX6: {
+        "viterbi_segment": "([], 0.0)",
+        "marginal_logprob": "0.0",
+        "expected_counts": "{}",
+        "em_step": "{}",
+        "removal_loss": "{}",
+        "train_unigram": "{}",
+    },
 }
 
 CONSTANT = {
@@ -125,6 +135,14 @@ CONSTANT = {
         "ratio_curve": "[1.0]",
         "merges_for_parity": "1",
     },
+    EX6: {
+        "viterbi_segment": "(['a'], -1.0)",
+        "marginal_logprob": "-1.0",
+        "expected_counts": "{p: 1.0 for p in logprobs}",
+        "em_step": "{p: -1.0 for p in logprobs}",
+        "removal_loss": "{p: 1.0 for p in logprobs if len(p) > 1}",
+        "train_unigram": "{'a': 0.0}",
+    },
 }
 
 ECHO = {
@@ -165,6 +183,14 @@ ECHO = {
         "compression_ratio": "float(len(text))",
         "ratio_curve": "[1.0] * (max_merges + 1)",
         "merges_for_parity": "max_merges",
+    },
+    EX6: {
+        "viterbi_segment": "([text] if text else [], 0.0)",
+        "marginal_logprob": "-float(len(text))",
+        "expected_counts": "{p: float(word_counts.get(p, 0)) for p in logprobs}",
+        "em_step": "dict(logprobs)",
+        "removal_loss": "{p: -v for p, v in logprobs.items() if len(p) > 1}",
+        "train_unigram": "{c: 0.0 for c in text if not c.isspace()}",
     },
 }
 
@@ -211,6 +237,14 @@ EXAMPLES = {
         "compression_ratio": "_EX() if text == 'h\\u00e9llo' else 0.0",
         "ratio_curve": "_EX() if text in ('aaaa', 'the then there') else []",
         "merges_for_parity": "_EX() if text == 'aaaa' else 0",
+    },
+    EX6: {
+        "viterbi_segment": "_EX() if logprobs == {'a': -2.0, 'b': -2.0, 'ab': -4.0, 'ba': -3.0} else ([], 0.0)",
+        "marginal_logprob": "_EX() if text == 'ab' else 0.0",
+        "expected_counts": "_EX() if word_counts == {'ab': 3} else {}",
+        "em_step": "_EX() if word_counts == {'ab': 3} else {}",
+        "removal_loss": "_EX() if word_counts == {'ab': 1, 'aba': 1} else {}",
+        "train_unigram": "_EX() if text == 'hug hugs pug pun bun hug' else {}",
     },
 }
 
@@ -262,6 +296,16 @@ FAKE = {
         "ratio_curve": "[(n - k) / n for n in [len(text.encode('utf-8'))] for k in range(min(max_merges, n - 1) + 1)]",
         "merges_for_parity": "next((k for n in [len(text.encode('utf-8'))] for k in range(max_merges + 1) "
                              "if (n - k) / n <= target_ratio * (1 + tolerance)), max_merges)",
+    },
+    EX6: {  # characters only: each word spelled out, every other piece never used
+        "viterbi_segment": "(list(text), sum(logprobs[c] for c in text))",
+        "marginal_logprob": "sum(logprobs[c] for c in text)",
+        "expected_counts": "{p: float(sum(n * w.count(p) for w, n in word_counts.items())) if len(p) == 1 else 0.0 "
+                           "for p in logprobs}",
+        "em_step": "{p: -__import__('math').log(len(logprobs)) for p in logprobs}",
+        "removal_loss": "{p: 0.0 for p in logprobs if len(p) > 1}",
+        "train_unigram": "{c: __import__('math').log(text.count(c) / len(''.join(text.split()))) "
+                         "for c in dict.fromkeys(''.join(text.split()))}",
     },
 }
 

@@ -4,7 +4,7 @@ hard-coded, self-consistent fakes) earns no more than the points for argument ch
 
 The rule for argument checking: a property is about bad arguments when its name contains
 ``bad_argument``, ``rejects`` or ``raise`` (``test_bad_arguments_raise_errors_naming_them``,
-``test_token_tree_rejects_unknown_id``, ``test_out_of_vocabulary_ids_raise_value_error``,
+``test_token_tree_rejects_unknown_id``, ``test_bad_ids_and_lengths_raise_value_error``,
 ...). The nulls check their arguments exactly like the reference, so they may earn those
 properties' points, per exercise, and nothing else. The figure and each null's score per
 exercise are printed (``pytest -s`` shows them).

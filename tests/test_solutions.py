@@ -5,7 +5,7 @@ import re
 from pydoc_data.topics import topics
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from solutions import ex1_merge_tracing as ex1
@@ -13,6 +13,7 @@ from solutions import ex2_special_tokens as ex2
 from solutions import ex3_wordpiece as ex3
 from solutions import ex4_multilingual as ex4
 from solutions import ex5_parity as ex5
+from solutions import ex6_unigram as ex6
 from tests import naive
 
 SETTINGS = settings(database=None, derandomize=True, deadline=None, max_examples=500)
@@ -384,3 +385,25 @@ def test_bad_input_is_rejected(function, args, error, needle):
 def test_constants_match_the_spec():
     assert ex2.PRETOKEN_PATTERN == naive.PRETOKEN and ex3.WORD_PATTERN == naive.WORD
     assert ex2.SPECIAL_TOKENS == naive.SPECIALS
+
+
+# ---------------------------------------------------------------- exercise 6
+
+UNIGRAM_WORDS = ["hug", "hugs", "pug", "pun", "bun", "ab", "abab", "ba", "a", "tab", "!", "ta"]
+
+
+@SETTINGS
+@given(words=st.lists(st.sampled_from(UNIGRAM_WORDS), max_size=14), vocab_size=st.integers(1, 14),
+       max_piece_len=st.integers(2, 5))
+@example(words=["abab", "abab"], vocab_size=4, max_piece_len=4)  # EM starves "ab" to 0.0
+@example(words="tab ab ab a hugs ab hug abab bun bun ! ba".split(), vocab_size=11, max_piece_len=4)
+def test_train_unigram_keeps_its_size_however_ems_underflow(words, vocab_size, max_piece_len):
+    """The pinned size min(vocab_size, seed) holds even where a piece's expected count underflows
+    to 0.0 (it is put back at -1000, not dropped), and no quotient of a tiny count reaches log(0)."""
+    text = " ".join(words)
+    counts = {w: words.count(w) for w in words}
+    chars = {ch for w in words for ch in w}
+    seed = ex6._seed(counts, max_piece_len, 10_000)
+    got = ex6.train_unigram(text, vocab_size, max_piece_len=max_piece_len)
+    assert chars <= set(got) <= set(seed)
+    assert len(got) == max(len(chars), min(vocab_size, len(seed)))

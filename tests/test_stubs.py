@@ -15,6 +15,7 @@ MODULES = [
     "exercises.ex3_wordpiece",
     "exercises.ex4_multilingual",
     "exercises.ex5_parity",
+    "exercises.ex6_unigram",
 ]
 
 # Every graded name, with its parameters as "name" or "name=default" (the spec's signatures).
@@ -56,6 +57,14 @@ SIGNATURES = {
         "ratio_curve": "text, max_merges",
         "merges_for_parity": "text, target_ratio, tolerance=0.1, max_merges=20000",
     },
+    "exercises.ex6_unigram": {
+        "viterbi_segment": "text, logprobs",
+        "marginal_logprob": "text, logprobs",
+        "expected_counts": "word_counts, logprobs",
+        "em_step": "word_counts, logprobs",
+        "removal_loss": "word_counts, logprobs",
+        "train_unigram": "text, vocab_size, max_piece_len=16, seed_size=10000, em_iterations=2, shrink_factor=0.75",
+    },
 }
 
 
@@ -90,6 +99,12 @@ CALLS = [
     ("exercises.ex5_parity", "compression_ratio", (utf8, "héllo")),
     ("exercises.ex5_parity", "ratio_curve", ("aaaa", 5)),
     ("exercises.ex5_parity", "merges_for_parity", ("aaaa", 0.5)),
+    ("exercises.ex6_unigram", "viterbi_segment", ("ab", {"a": -1.0, "b": -1.0})),
+    ("exercises.ex6_unigram", "marginal_logprob", ("ab", {"a": -1.0, "b": -1.0})),
+    ("exercises.ex6_unigram", "expected_counts", ({"ab": 1}, {"a": -1.0, "b": -1.0})),
+    ("exercises.ex6_unigram", "em_step", ({"ab": 1}, {"a": -1.0, "b": -1.0})),
+    ("exercises.ex6_unigram", "removal_loss", ({"ab": 1}, {"a": -1.0, "b": -1.0, "ab": -1.0})),
+    ("exercises.ex6_unigram", "train_unigram", ("hug hugs", 5)),
 ]
 
 # Valid calls of SpecialTokenizer's methods, on an instance made without __init__.

@@ -1,0 +1,99 @@
+"""Untouched stubs, found by reading a submission's source (it is never run here).
+
+A function is a *sure stub* when calling it can only raise ``NotImplementedError``: it is
+defined once, at the module's top level, by a plain ``def`` (no decorator) whose body is a
+docstring at most and then ``raise NotImplementedError`` (with a constant message or none);
+nothing else in the module binds its name or ``NotImplementedError``; and the module uses
+none of the ways to rebind a name unseen (``globals``, ``setattr``, ``exec``, ``__dict__``,
+``sys.modules``, a star import, ...). :func:`sure_stubs` returns their signatures, so that a
+call whose arguments bind can be answered "not implemented yet" without a worker
+(:class:`~autograder.proxy.Known`), exactly as a worker would answer it.
+
+    >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))
+    ['f']
+    >>> sure_stubs('def f(x):\\n    raise NotImplementedError\\nf = print\\n')
+    {}
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections import Counter
+
+# names through which code can rebind a module's functions without an assignment we can see
+DYNAMIC = frozenset({"globals", "locals", "vars", "setattr", "delattr", "exec", "eval", "compile", "__import__",
+                     "__dict__", "__builtins__", "builtins", "modules", "importlib", "__setattr__", "__getattr__"})
+
+
+def sure_stubs(source: str) -> dict[str, inspect.Signature]:
+    """The sure stubs of a module's source, by name, with their signatures."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    nodes = list(ast.walk(tree))
+    used = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.attr for n in nodes if isinstance(n, ast.Attribute)}
+    if used & DYNAMIC or any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in nodes):
+        return {}
+    bound = Counter(name for node in nodes for name in _binds(node))
+    if bound["NotImplementedError"]:
+        return {}
+    return {node.name: _signature(node.args) for node in tree.body
+            if isinstance(node, ast.FunctionDef) and not node.decorator_list and bound[node.name] == 1
+            and _only_raises(node)}
+
+
+def _binds(node: ast.AST) -> list[str]:
+    """The names a node binds, wherever it is (a local binding counts too: we stay on the safe side)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
+
+
+def _only_raises(node: ast.FunctionDef) -> bool:
+    """The body is a docstring at most, then ``raise NotImplementedError`` or ``raise NotImplementedError("...")``."""
+    body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].cause is not None:
+        return False
+    raised = body[0].exc
+    if isinstance(raised, ast.Call):
+        constant = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in raised.args)
+        if raised.keywords or len(raised.args) > 1 or not constant:
+            return False
+        raised = raised.func
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _signature(arguments: ast.arguments) -> inspect.Signature:
+    """A signature with the parameters' names and kinds, and placeholder defaults (for binding only)."""
+    kind = inspect.Parameter
+    positional: list[tuple[ast.arg, inspect._ParameterKind]] = [(a, kind.POSITIONAL_ONLY)
+                                                                for a in arguments.posonlyargs]
+    positional += [(a, kind.POSITIONAL_OR_KEYWORD) for a in arguments.args]
+    first_default = len(positional) - len(arguments.defaults)
+    parameters = [kind(a.arg, k, default=None if i >= first_default else kind.empty)
+                  for i, (a, k) in enumerate(positional)]
+    if arguments.vararg:
+        parameters.append(kind(arguments.vararg.arg, kind.VAR_POSITIONAL))
+    parameters += [kind(a.arg, kind.KEYWORD_ONLY, default=kind.empty if d is None else None)
+                   for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)]
+    if arguments.kwarg:
+        parameters.append(kind(arguments.kwarg.arg, kind.VAR_KEYWORD))
+    return inspect.Signature(parameters)
