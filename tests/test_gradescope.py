@@ -14,55 +14,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from autograder.delivery.gradescope import SCHEMA
 from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.slow
 
 
-VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
-FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
-
-# Gradescope's documented results.json format ("Autograder specifications: output format").
-RESULTS_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {
-        "score": {"type": "number"},
-        "execution_time": {"type": "number", "minimum": 0},
-        "output": {"type": "string"},
-        "output_format": FORMAT,
-        "test_output_format": FORMAT,
-        "test_name_format": FORMAT,
-        "visibility": VISIBILITY,
-        "stdout_visibility": VISIBILITY,
-        "extra_data": {"type": "object"},
-        "tests": {"type": "array", "items": {
-            "type": "object",
-            "properties": {
-                "score": {"type": "number"},
-                "max_score": {"type": "number", "minimum": 0},
-                "status": {"enum": ["passed", "failed"]},
-                "name": {"type": "string"},
-                "name_format": FORMAT,
-                "number": {"type": "string"},
-                "output": {"type": "string"},
-                "output_format": FORMAT,
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "visibility": VISIBILITY,
-                "extra_data": {"type": "object"},
-            },
-            "additionalProperties": False,
-        }},
-        "leaderboard": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"name": {"type": "string"}, "value": {"type": ["number", "string"]},
-                           "order": {"enum": ["asc", "desc"]}},
-            "required": ["name", "value"],
-        }},
-    },
-    "additionalProperties": False,
-    "anyOf": [{"required": ["score"]}, {"required": ["tests"]}],
-}
+# Gradescope's documented results.json format, as the engine ships it for `gradescope --run`.
+RESULTS_SCHEMA = json.loads(SCHEMA.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +65,7 @@ def test_the_bundle_holds_the_scripts_and_the_whole_course(bundle):
 def test_a_correct_submission_scores_full_marks(bundle, tmp_path):
     results, seconds = run_autograder(bundle, tmp_path, ROOT / "solutions")
     print(f"run_autograder on the reference: {seconds:.1f} s")
-    assert results["score"] == 100
+    assert results["score"] == 110  # 100 + 10 bonus: Gradescope takes a score above the maximum as extra credit
     assert all(test["status"] == "passed" for test in results["tests"])
     assert "Student code ran in a sandbox" in results["output"]
 

@@ -1,10 +1,16 @@
 """nbgrader end to end, with the real nbgrader command line: the generated course's student
-notebooks are the stubs, three submissions (correct, partly wrong, tampering) are autograded
-by the sandboxed engine, and the exported grades and the feedback are what they should be."""
+notebooks are the stubs; submissions (correct, partly wrong, tampering, and notebooks a student
+edited: a helper cell of their own with magics, cells run out of order with saved outputs, a
+copied answer cell, a syntax error beside a Markdown script) are autograded by the sandboxed
+engine, and the exported grades, the feedback, the check cell and the class report made from
+nbgrader's gradebook are what they should be."""
 
 import ast
+import copy
 import csv
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +21,7 @@ import pytest
 
 from autograder.config import load_course
 from tests.conftest import ROOT, autograder, hidden_properties, leaks
+from tests.test_class_report import property_rows
 
 pytestmark = pytest.mark.slow
 
@@ -56,8 +63,9 @@ def nbgrader(course: Path, *args: str) -> str:
     return run.stdout + run.stderr
 
 
-def submit(course: Path, student: str, module: str, answers: dict[str, str], grade_cell=None) -> None:
-    """Place a submission: the student's notebook with ``answers`` (grade id -> source) typed in."""
+def submit(course: Path, student: str, module: str, answers: dict[str, str], grade_cell=None, edit=None) -> None:
+    """Place a submission: the student's folder as released, with ``answers`` (grade id ->
+    source) typed in and then ``edit(cells)`` done to the notebook's cells."""
     notebook = nbformat.read(course / "release" / module / f"{module}.ipynb", as_version=4)
     for cell in notebook.cells:
         meta = cell.metadata["nbgrader"]
@@ -65,9 +73,38 @@ def submit(course: Path, student: str, module: str, answers: dict[str, str], gra
             cell.source = answers[meta["grade_id"]]
         if meta.get("grade") and grade_cell is not None:
             cell.source, cell.outputs = grade_cell
+    if edit is not None:
+        edit(notebook.cells)
     folder = course / "submitted" / student / module
-    folder.mkdir(parents=True)
+    shutil.copytree(course / "release" / module, folder)
     nbformat.write(notebook, folder / f"{module}.ipynb")
+
+
+def answer_index(cells, function: str) -> int:
+    return next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith(function))
+
+
+def own_cells(cells) -> None:
+    """A helper cell of the student's own, with IPython magics, that an answer cell uses; every
+    cell run out of order, with outputs saved."""
+    at = answer_index(cells, SKIPPED)
+    cells[at].source = cells[at].source.replace("    ### BEGIN SOLUTION", "    pretty()\n    ### BEGIN SOLUTION", 1)
+    cells.insert(at, nbformat.v4.new_code_cell("%load_ext autoreload\ndef pretty():\n    return 1\n\n\n"
+                                               "%timeit pretty()\nfiles = !ls\n!echo hi\npretty?"))
+    for count, cell in enumerate(reversed([c for c in cells if c.cell_type == "code"]), start=1):
+        cell.execution_count = count
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"saved output {count}\n")]
+
+
+def copied_cell(cells) -> None:
+    at = answer_index(cells, SKIPPED)
+    cells.insert(at + 1, copy.deepcopy(cells[at]))
+
+
+def broken_cell(cells) -> None:
+    at = answer_index(cells, SKIPPED)
+    cells[at].source = cells[at].source.replace(f"def {SKIPPED}(", f"def {SKIPPED}((", 1)
+    cells.insert(1, nbformat.v4.new_markdown_cell("<script>alert('owned')</script> **mine**"))
 
 
 def reference_answers(course: Path, module: str) -> dict[str, str]:
@@ -76,16 +113,19 @@ def reference_answers(course: Path, module: str) -> dict[str, str]:
     return {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells if c.metadata["nbgrader"]["solution"]}
 
 
+def properties_needing(module: str, function: str) -> dict[str, int]:
+    """Name -> points of the properties of ``module``'s suite that call ``student.<function>``."""
+    tree = ast.parse(COURSE.path(COURSE.exercise(module).suite).read_text(encoding="utf-8"))
+    return {node.name: next(d.args[0].value for d in node.decorator_list if "points" in ast.unparse(d))
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(n, ast.Attribute) and n.attr == function and ast.unparse(n.value) == "student"
+                for n in ast.walk(node))}
+
+
 def points_needing(module: str, function: str) -> int:
     """The points of the properties of ``module``'s suite that call ``student.<function>``."""
-    tree = ast.parse(COURSE.path(COURSE.exercise(module).suite).read_text(encoding="utf-8"))
-    total = 0
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and any(
-                isinstance(n, ast.Attribute) and n.attr == function and ast.unparse(n.value) == "student"
-                for n in ast.walk(node)):
-            total += next(d.args[0].value for d in node.decorator_list if "points" in ast.unparse(d))
-    return total
+    return sum(properties_needing(module, function).values())
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +144,9 @@ def course(tmp_path_factory) -> tuple[Path, float, str]:
                      nbformat.v4.new_output("execute_result", data={"text/plain": "20"}, execution_count=1)])
     cheat = "def get_pair_counts(ids):\n    return AlwaysEqual()\n"
     submit(folder, "tamper", FIRST, {f"{FIRST}_helpers": TAMPER, f"{FIRST}_get_pair_counts": cheat}, grade_cell=forged)
+    submit(folder, "own_cells", FIRST, answers, edit=own_cells)
+    submit(folder, "copied", FIRST, answers, edit=copied_cell)
+    submit(folder, "broken", FIRST, answers, edit=broken_cell)
     started = time.monotonic()
     console = nbgrader(folder, "autograde", "*", "--student=correct")
     seconds = time.monotonic() - started
@@ -121,6 +164,8 @@ def test_exported_grades_are_the_engine_s(course):
     expected = {("correct", module): points for module, points in POINTS.items()}
     expected[("partly_wrong", FIRST)] = POINTS[FIRST] - points_needing(FIRST, SKIPPED)
     expected[("tamper", FIRST)] = 0
+    expected[("own_cells", FIRST)] = expected[("copied", FIRST)] = POINTS[FIRST]
+    expected[("broken", FIRST)] = 0
     assert 0 < expected[("partly_wrong", FIRST)] < POINTS[FIRST]
     assert {key: scores.get(key) for key in expected} == expected
 
@@ -140,17 +185,45 @@ def test_students_get_the_stubs_and_no_solution(course):
         assert sum("raise NotImplementedError" in source for source in answers) >= len(answers) - 1
 
 
-def test_student_notebooks_run_top_to_bottom_in_a_kernel(course):
+def test_validate_runs_the_check_cell_which_fails_the_stubs_and_passes_correct_work(course):
     folder, *_ = course
-    notebooks = sorted(str(p.relative_to(folder)) for p in (folder / "release").glob("*/*.ipynb"))
-    output = nbgrader(folder, "validate", *notebooks)
+    stubs = nbgrader(folder, "validate", f"release/{FIRST}/{FIRST}.ipynb")
+    assert "VALIDATION FAILED" in stubs and "CheckFailed" in stubs and "Success!" not in stubs, stubs
+    correct = sorted(str(p.relative_to(folder)) for p in (folder / "submitted" / "correct").glob("*/*.ipynb"))
+    output = nbgrader(folder, "validate", *correct)
     assert output.count("Success!") == len(POINTS), output
+
+
+def test_feedback_names_cells_copies_and_shows_no_student_html(course):
+    folder, *_ = course
+
+    def feedback(student: str) -> str:
+        return (folder / "feedback" / student / FIRST / f"{FIRST}.html").read_text(encoding="utf-8")
+
+    copied, broken = feedback("copied"), feedback("broken")
+    assert f"{FIRST}_{SKIPPED}" in copied and "(one was copied)" in copied, copied
+    assert re.search(rf"{FIRST}.ipynb(&quot;)?, cell \d+, line 1", broken), broken
+    assert f"{COURSE.package}/{FIRST}.py" not in broken
+    assert "alert(" not in broken and "<strong>mine</strong>" in broken
+
+
+def test_config_names_the_course_and_no_absolute_path(course):
+    folder, *_ = course
+    config = (folder / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert "c.CourseDirectory.course_id = 'how-language-model-tokenizers-work'" in config
+    assert str(folder) not in config and str(ROOT) not in config
+    assert (folder / "grading" / "course.yaml").is_file()
+
+
+def test_the_leak_check_reads_cells_and_finds_the_solutions_in_source(course):
+    folder, *_ = course
+    assert any(".ipynb: solution line" in leak for leak in leaks(folder / "source"))
 
 
 def test_feedback_shows_public_properties_and_hides_hidden_ones(course):
     folder, *_ = course
     pages = sorted((folder / "feedback").glob("*/*/*.html"))
-    assert len(pages) == len(POINTS) + 2
+    assert len(pages) == len(POINTS) + 5
     hidden = hidden_properties()
     for page in pages:
         text = page.read_text(encoding="utf-8")
@@ -163,3 +236,36 @@ def test_feedback_shows_public_properties_and_hides_hidden_ones(course):
 def test_grading_leaves_no_tool_folders_behind(course):
     folder, *_ = course
     assert not [p for p in folder.rglob("*") if p.name in (".hypothesis", ".pytest_cache", "__pycache__")]
+
+
+def test_class_report_reads_nbgrader_s_gradebook(course, tmp_path):
+    """`report` on the autograded course folder: each student's score as nbgrader's gradebook
+    has it, the public properties failed by exactly the students whose code fails them, with the
+    stub's reason, hidden properties as counts only, and the submitted notebooks compared."""
+    folder, *_ = course
+    out = tmp_path / "report.html"
+    students = sorted((folder / "submitted").iterdir())
+    done = autograder("report", str(folder), "--out", str(out), "--submissions", *map(str, students))
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = out.read_text(encoding="utf-8")
+    totals = dict(re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)"', page))
+    partly = POINTS[FIRST] - points_needing(FIRST, SKIPPED)
+    regular = sum(e.points for e in COURSE.exercises if not e.bonus)
+    assert totals == {"correct": str(regular), "partly_wrong": str(partly), "tamper": "0", "broken": "0",
+                      "own_cells": str(POINTS[FIRST]), "copied": str(POINTS[FIRST])}
+    hidden = hidden_properties()
+    needing = set(properties_needing(FIRST, SKIPPED)) - set(hidden)
+    assert needing, f"no public property of {FIRST} calls {SKIPPED}"
+    rows = {key: counts for key, counts in property_rows(page).items() if key.startswith(f"{FIRST}.")}
+    public = {key.split(".", 1)[1] for key in rows}
+    assert needing < public and not public & set(hidden)
+    # tamper and broken fail every property; partly_wrong those that call the function it left as the stub
+    assert rows == {f"{FIRST}.{name}": (3 if name in needing else 2, 6) for name in public}
+    for name in needing:
+        block = page.split(f'id="ex-{FIRST}-{name}"')[1].split('<div class="example"')[0]
+        assert "not implemented yet" in block, block
+    assert not [name for name in hidden if name in page], "a hidden property is named"
+    assert 'id="nbgrader-hidden"' in page
+    assert re.search(rf'class="hidden-count" data-exercise="{FIRST}" data-failing="3" data-graded="6"', page)
+    pairs = re.findall(r'class="pair" data-first="([^"]+)" data-second="([^"]+)" data-score="([0-9.]+)"', page)
+    assert {"correct", "copied"} <= {name for pair in pairs for name in pair[:2] if float(pair[2]) >= 0.9}, pairs

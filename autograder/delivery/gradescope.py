@@ -14,34 +14,42 @@ scripts:
   solutions even where bubblewrap is missing.
 
 ``AUTOGRADER_ROOT`` moves ``/autograder`` and ``AUTOGRADER_PYTHON`` picks the Python (both
-for trying the bundle outside Gradescope).
+for trying the bundle outside Gradescope). :func:`replay` does that:
+``python -m autograder gradescope --run SUBMISSION [--zip autograder.zip]`` lays out
+``/autograder`` in a temporary folder (the bundle in ``source/``, the submission as Gradescope
+places uploads: a zip unpacked, files as they are), runs ``run_autograder`` with this Python
+in place of ``setup.sh``'s venv, and checks ``results.json`` against Gradescope's format
+(``gradescope_results.schema.json``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
 from ..config import Course
 from ..errors import GraderError
-from .shipping import course_yaml, lock_files, ship, ship_engine
+from .shipping import grading_copy, lock_files
+
+SCHEMA = Path(__file__).with_name("gradescope_results.schema.json")
 
 
 def build_gradescope(course: Course, out: Path) -> None:
     """Write the Gradescope autograder zip ``out``."""
-    if course.solutions is None:  # a student release
-        raise GraderError("a Gradescope autograder needs the solutions, which a student release lacks")
     locks = lock_files(course)
     if not locks:
         raise GraderError("delivery.include names no requirements*.lock file for setup.sh to install")
-    private = sorted({course.solutions, *(str(Path(e.suite).parent) for e in course.exercises)})
+    private = sorted({str(course.solutions), *(str(Path(e.suite).parent) for e in course.exercises)})
     with tempfile.TemporaryDirectory(prefix="autograder-gradescope-") as scratch:
         root = Path(scratch)
-        ship(course, _grading_paths(course, course.solutions), root)
-        ship_engine(root)
-        header = f"{course.title}: the Gradescope autograder's copy, written by `python -m autograder gradescope`."
-        (root / "course.yaml").write_text(course_yaml(course, header, ("samples", "delivery")), encoding="utf-8")
+        grading_copy(course, root, "the Gradescope autograder's copy")
         (root / "setup.sh").write_text(SETUP.format(locks=" ".join(f"-r \"$SOURCE/{p}\"" for p in locks),
                                                     private=_quoted(private)), encoding="utf-8")
         (root / "run_autograder").write_text(RUN.format(private=_quoted(private)), encoding="utf-8")
@@ -51,11 +59,47 @@ def build_gradescope(course: Course, out: Path) -> None:
                 _add(archive, path, path.relative_to(root).as_posix())
 
 
-def _grading_paths(course: Course, solutions: str) -> list[str]:
-    """Every course file that official grading reads."""
-    readable = [p for p in [*course.data.values(), *course.sandbox.readonly_paths] if course.path(p).exists()]
-    return [course.package, *course.provided, solutions, *(e.suite for e in course.exercises),
-            *course.sandbox.support_modules, *readable, *course.delivery.include]
+def replay(course: Course, submission: Path, bundle: Path | None) -> tuple[dict, float]:
+    """Grade ``submission`` as Gradescope would with ``bundle`` (default: one built now); return
+    the checked ``results.json`` and the seconds ``run_autograder`` took."""
+    import jsonschema
+
+    if not submission.exists():
+        raise GraderError(f"{submission}: no such file or folder")
+    with tempfile.TemporaryDirectory(prefix="autograder-gradescope-run-") as scratch:
+        root = Path(scratch)
+        if bundle is None:
+            bundle = root / "autograder.zip"
+            build_gradescope(course, bundle)
+        _unpack(bundle, root / "source")
+        shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+        uploads = root / "submission"
+        if submission.is_dir():
+            shutil.copytree(submission, uploads, symlinks=True)
+        elif submission.suffix.lower() == ".zip":
+            _unpack(submission, uploads)
+        else:
+            uploads.mkdir()
+            shutil.copy(submission, uploads / submission.name)
+        env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+        env.pop("PYTHONPATH", None)
+        started = time.monotonic()
+        subprocess.run(["bash", str(root / "run_autograder")], cwd="/", env=env, check=False)
+        seconds = time.monotonic() - started
+        try:
+            results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+            jsonschema.validate(results, json.loads(SCHEMA.read_text(encoding="utf-8")))
+        except (OSError, ValueError, jsonschema.ValidationError) as error:
+            raise GraderError(f"run_autograder wrote no valid results.json: {error}") from None
+    return results, seconds
+
+
+def _unpack(archive: Path, out: Path) -> None:
+    try:
+        with zipfile.ZipFile(archive) as opened:
+            opened.extractall(out)  # drops absolute paths and ".." (the instructor's own replay)
+    except (OSError, zipfile.BadZipFile) as error:
+        raise GraderError(f"{archive}: not a readable zip ({error})") from None
 
 
 def _add(archive: zipfile.ZipFile, path: Path, name: str) -> None:
@@ -106,6 +150,13 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$ROOT/results"
 cd "$SOURCE"
-"$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$ROOT/submission" --out "$work/graded" --jobs 1
-cp "$work/graded/submission/results.json" "$ROOT/results/results.json"
+status=0
+"$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$ROOT/submission" --out "$work/graded" --jobs 1 \\
+  || status=$?
+if [ -f "$work/graded/submission/results.json" ]; then
+  cp "$work/graded/submission/results.json" "$ROOT/results/results.json"
+else  # never leave Gradescope without results: say that grading itself failed
+  why="The autograder could not grade this submission (exit $status). This is not your mistake: tell your instructor."
+  printf '{{"score": 0, "output": "%s"}}\\n' "$why" > "$ROOT/results/results.json"
+fi
 """

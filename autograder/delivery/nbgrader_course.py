@@ -1,8 +1,11 @@
 """An nbgrader course made from the course: one assignment, and one notebook, per exercise.
 
 ``python -m autograder nbgrader --out DIR`` writes ``DIR/source/<module>/<module>.ipynb``
-for every exercise, the course's provided files beside each notebook, and
-``DIR/nbgrader_config.py``. A notebook holds:
+for every exercise, with the course's provided files and the self-check (``grader/``: the
+student release and ``grader.check``) beside each notebook; ``DIR/grading/``, the grading
+copy of the course (engine, suites, solutions, data: what the Gradescope zip holds); and
+``DIR/nbgrader_config.py``, which finds both relative to itself, so the folder can move. A
+notebook holds:
 
 - the task (the stub's module docstring, as Markdown) and the provided modules' docstrings
   (the lesson), read-only;
@@ -13,12 +16,14 @@ for every exercise, the course's provided files beside each notebook, and
   reference body between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, then the stub's
   ``raise NotImplementedError`` when the reference body always returns or raises, so
   ``nbgrader generate_assignment`` gives students the stub itself;
-- one read-only grade cell worth the exercise's points.
+- one read-only grade cell worth the exercise's points, which is also the check cell: it runs
+  ``grader.check("<module>")`` (the public properties on the saved notebook) when the student
+  runs it, and holds the score and feedback after autograding.
 
 The task's "how this notebook works" and the grade cell's comment are the course texts
 ``nbgrader_howto`` and ``nbgrader_grade_cell``
-(:func:`~autograder.delivery.shipping.course_text`). The answer cells and the given code, in
-order, are the exercise's module (:func:`module_source`);
+(:func:`~autograder.delivery.shipping.course_text`). Every code cell but the grade cell, in
+order, makes the exercise's module (:mod:`autograder.notebook`);
 :class:`autograder.delivery.nbgrader_grade.SandboxGrade` grades that module with the engine.
 ``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so nbgrader never runs
 a student's notebook: student code runs only in the sandbox.
@@ -28,13 +33,16 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
 from ..config import Course, Exercise
 from ..errors import GraderError
-from .shipping import ENGINE_DIR, course_text, new_folder, ship
+from ..notebook import notebook_module
+from .release import build_release
+from .shipping import TEMPLATES, course_text, grading_copy, new_folder, ship
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE"
@@ -47,24 +55,23 @@ def build_nbgrader_course(course: Course, out: Path) -> None:
     if course.is_release:
         raise GraderError("an nbgrader course needs the solutions, which a student release lacks")
     new_folder(out)
+    build_release(course, out / "release-check")
+    (out / "release-check" / "__init__.py").write_text((TEMPLATES / "notebook_check.py").read_text(encoding="utf-8"),
+                                                     encoding="utf-8")
     for exercise in course.exercises:
         folder = out / "source" / exercise.module
         notebook = exercise_notebook(course, exercise)
-        _check_module(exercise.module, module_source(notebook))
+        _check_module(exercise.module, notebook_module(nbformat.writes(notebook)).source)
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{exercise.module}.ipynb")
         ship(course, list(course.provided), folder)
+        shutil.copytree(out / "release-check", folder / "grader")
+    shutil.rmtree(out / "release-check")
+    grading_copy(course, out / GRADING, "the grading copy that nbgrader_config.py names")
     (out / "nbgrader_config.py").write_text(_config(course), encoding="utf-8")
 
 
-def module_source(notebook) -> str:
-    """The exercise module a notebook holds: its answer cells and its read-only code, in order."""
-    return "\n\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code" and _is_module_code(cell))
-
-
-def _is_module_code(cell) -> bool:
-    meta = cell.metadata.get("nbgrader", {})
-    return bool(meta.get("solution") or meta.get("locked") and not meta.get("grade"))
+GRADING = "grading"
 
 
 # --- the notebook ---------------------------------------------------------------------------------
@@ -95,7 +102,7 @@ def exercise_notebook(course: Course, exercise: Exercise):
         else:
             text = _function_cell(stub, node, reference.find(node.name), reference)
         cells.append(v4.new_code_cell(text, metadata=_meta(f"{module}_{node.name}", solution=True)))
-    grade_cell = _cell_text(course, "nbgrader_grade_cell", points=exercise.points)
+    grade_cell = _cell_text(course, "nbgrader_grade_cell", points=exercise.points, module=module)
     cells.append(v4.new_code_cell(grade_cell,
                                   metadata=_meta(f"{module}_grade", grade=True, locked=True, points=exercise.points)))
     notebook = v4.new_notebook(cells=cells)
@@ -379,34 +386,47 @@ def _defines(node: ast.AST) -> set[str]:
 
 
 def _config(course: Course) -> str:
-    return CONFIG.format(title=course.title, engine=repr(str(ENGINE_DIR.parent)),
-                         course=repr(str(course.file)), stub=repr(CODE_STUB))
+    course_id = re.sub(r"[^a-z0-9]+", "-", course.title.lower()).strip("-")[:60] or "course"
+    return CONFIG.format(title=course.title, grading=repr(GRADING), course_id=repr(course_id), stub=repr(CODE_STUB))
 
 
 CONFIG = '''"""nbgrader settings of "{title}", written by `python -m autograder nbgrader`.
 
-Run nbgrader from this folder. Notebooks are graded by the course's engine, in its sandbox:
-SandboxGrade takes the place of nbgrader's Execute step, so nbgrader never runs a student's
-notebook. ENGINE and COURSE point at the instructor's copy of the course (engine, suites and
-hidden solutions); change them if that copy moves.
+Run nbgrader from this folder with the Python that has the course's packages installed (the
+course's virtual environment: `/path/to/course/.venv/bin/python -m nbgrader autograde ...`, or
+activate it first); another Python stops with ModuleNotFoundError. Notebooks are graded by the
+course's engine, in its sandbox: SandboxGrade takes the place of nbgrader's Execute step, so
+nbgrader never runs a student's notebook. The engine and the course (suites and hidden
+solutions) are the grading copy in {grading}/ beside this file, found from here, so the folder
+may move; keep it private.
 """
 
 import os
 import sys
 import tempfile
 
-ENGINE = {engine}
-COURSE = {course}
-sys.path.insert(0, ENGINE)
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRADING = os.path.join(HERE, {grading})
+sys.path.insert(0, GRADING)
 # nbgrader runs `alembic` by name when it makes the gradebook: find it beside this Python.
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it reads this file
-c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.root = HERE
+c.CourseDirectory.course_id = {course_id}
 
 # The student's version of an answer cell keeps the stub's signature, docstring and raise.
 c.ClearSolutions.code_stub = {{"python": {stub}}}
 
+# A copied answer cell: SeparateCopies, in place of DeduplicateIds, keeps the autograde going
+# (nbgrader#1083); both copies are graded, in order, and the student's feedback says so.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "autograder.delivery.nbgrader_grade.SeparateCopies",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.Autograde.autograde_preprocessors = [
     "autograder.delivery.nbgrader_grade.SandboxGrade",
     "nbgrader.preprocessors.IgnorePattern",
@@ -416,7 +436,12 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-c.SandboxGrade.course = COURSE
+c.SandboxGrade.course = os.path.join(GRADING, "course.yaml")
+
+# Student Markdown and HTML outputs lose raw HTML and scripts before any page shows them
+# (feedback, formgrader).
+c.HTMLExporter.preprocessors = ["autograder.delivery.nbgrader_grade.SanitizeHTML"]
+c.HTMLExporter.sanitize_html = True
 
 # Kernels (nbgrader validate, the students' Validate button) without TCP on loopback, which
 # may be down on an offline machine: ipc sockets in a private temporary folder.

@@ -1,9 +1,9 @@
 """nbgrader's autograde step for notebooks of :mod:`autograder.delivery.nbgrader_course`.
 
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
-It takes the exercise module out of the notebook (the answer cells and the read-only code,
-:func:`~autograder.delivery.nbgrader_course.module_source`), stages it as a submission,
-grades it in a fresh grader process (:func:`~autograder.grading.grade_in_child`, the
+It stages the notebook as a submission, so that every code cell but the grade cell, in
+order and with IPython's syntax made plain Python, becomes the exercise module
+(:mod:`autograder.notebook`); grades it in a fresh grader process (:func:`~autograder.grading.grade_in_child`, the
 sandboxed engine, only that exercise's suite) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
 ``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
@@ -13,16 +13,28 @@ Before its first notebook, the process checks the sandbox as ``grade`` does: it 
 (:class:`~autograder.sandbox.IsolationRefused`) where no layer holds or the canary gets
 through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in force.
 
-The feedback names public properties and shows why they failed; hidden properties are only
-counted, so the feedback HTML shows nothing of them.
+The feedback names public properties and shows why they failed, naming the notebook's cells;
+hidden properties are only counted, so the feedback HTML shows nothing of them. It is all that
+nbgrader keeps of a grading besides the score: :func:`read_feedback` takes it apart again, for
+the class report (:mod:`autograder.delivery.nbgrader_gradebook`).
+
+Two more steps of the generated ``nbgrader_config.py``: :class:`SeparateCopies` stands where
+nbgrader's ``DeduplicateIds`` would, so that a copied answer cell neither stops the autograde
+nor goes unnamed in the feedback; :class:`SanitizeHTML` strips raw HTML and scripts from
+student Markdown and HTML outputs (with ``nh3``) before nbconvert renders a page.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import nbformat
+import nh3
+from nbconvert.filters import markdown2html
+from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_output
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -32,10 +44,10 @@ from ..canary import run_canary
 from ..config import Course, load_course
 from ..errors import GraderError
 from ..grading import grade_in_child
-from ..results import Grade
+from ..notebook import MARK
+from ..results import Grade, PropertyResult
 from ..sandbox import isolation_note, require_isolation
 from ..submission import stage
-from .nbgrader_course import module_source
 
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked
 
@@ -59,18 +71,57 @@ class SandboxGrade(NbGraderPreprocessor):
         if len(cells) != 1:
             raise GraderError(f"{module}.ipynb should have one grade cell, it has {len(cells)}")
         student = resources["nbgrader"]["student"]
-        grade = grade_notebook(course, module, module_source(nb), student)
+        grade = grade_notebook(course, module, nbformat.writes(nb), student)
         cells[0].outputs = grade_outputs(course, module, grade)
+        for note in grade.notes_text.splitlines()[1:]:  # the first says which sandbox, as logged above
+            self.log.warning("%s: %s", student, note)
         self.log.info("%s: %s scored %g / %d", student, module, grade.score, course.exercise(module).points)
         return nb, resources
 
 
-def grade_notebook(course: Course, module: str, source: str, student: str) -> Grade:
-    """Grade ``source`` as the student's module ``module``; return its grade."""
+class SeparateCopies(NbGraderPreprocessor):
+    """nbgrader's ``DeduplicateIds``, done so that autograding goes on (nbgrader#1083): of the
+    cells that share an nbgrader id (a copied answer cell), the last keeps it; the others
+    become plain code cells, marked so that :mod:`autograder.notebook` still names them in the
+    student's feedback. (``DeduplicateIds`` leaves them an empty ``nbgrader`` entry, which
+    ``CheckCellMetadata`` then refuses as an old metadata format, stopping the autograde.)"""
+
+    def preprocess(self, nb, resources):
+        seen: set[str] = set()
+        for cell in reversed(nb.cells):
+            if utils.is_grade(cell) or utils.is_solution(cell) or utils.is_locked(cell):
+                grade_id = cell.metadata["nbgrader"]["grade_id"]
+                if grade_id in seen:
+                    self.log.warning("cell %r exists more than once: the copy is graded as a plain code cell",
+                                     grade_id)
+                    cell.metadata[MARK] = grade_id
+                    del cell.metadata["nbgrader"]
+                seen.add(grade_id)
+        return nb, resources
+
+
+class SanitizeHTML(Preprocessor):
+    """Student Markdown rendered and cleaned by nh3 (no raw HTML, no scripts, no ``javascript:``
+    links); HTML outputs cleaned the same way, and scripts among the outputs dropped."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "markdown":
+            cell.source = nh3.clean(markdown2html(cell.source))
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            for kind in [k for k in data if "javascript" in k or k == "text/markdown"]:
+                del data[kind]
+            if "text/html" in data:
+                data["text/html"] = nh3.clean(data["text/html"])
+        return cell, resources
+
+
+def grade_notebook(course: Course, module: str, notebook: str, student: str) -> Grade:
+    """Grade the notebook ``notebook`` (its JSON) as the student's module ``module``; return its grade."""
     with tempfile.TemporaryDirectory(prefix="nbgrader-grade-") as scratch:
         folder = Path(scratch) / "submission"
         (folder / course.package).mkdir(parents=True)
-        (folder / course.package / f"{module}.py").write_text(source, encoding="utf-8")
+        (folder / course.package / f"{module}.ipynb").write_text(notebook, encoding="utf-8")
         staged = stage(course, folder)
         try:
             grade, _seconds, problem = grade_in_child(course, student, staged, Path(scratch) / "report", [module])
@@ -96,15 +147,63 @@ def feedback_text(module: str, points: int, grade: Grade) -> str:
     results = [r for r in grade.results if r.exercise == module]
     public = [r for r in results if not r.hidden]
     hidden = replace(grade, results=tuple(r for r in results if r.hidden))
-    lines = [f"{module}: {grade.score:g} / {points} points. Your answer cells were graded as a module, "
-             "in a sandbox, by the course's property suites.", grade.notes_text, ""]
+    lines = [f"{module}: {grade.score:g} / {points}{_HEADER}, top to bottom, "
+             "as a module, in a sandbox, by the course's property suites.", grade.notes_text, ""]
     for result in public:
-        mark = "passed" if result.passed else "FAILED"
+        mark = PASSED if result.passed else FAILED
         lines.append(f"{mark}  {result.name} ({result.score:g}/{result.points:g})")
         if not result.passed and result.output:
-            lines += ["    " + line for line in result.output.splitlines()] + [""]
+            lines += [INDENT + line for line in result.output.splitlines()] + [""]
     if hidden.results:
         passed = [r for r in hidden.results if r.passed]
-        lines.append(f"Hidden properties: {len(passed)} of {len(hidden.results)} passed "
+        lines.append(f"{HIDDEN} {len(passed)} of {len(hidden.results)} passed "
                      f"({hidden.score:g} / {hidden.max_score:g} points).")
     return "\n".join(lines).rstrip() + "\n"
+
+
+PASSED, FAILED, INDENT, HIDDEN = "passed", "FAILED", "    ", "Hidden properties:"
+_HEADER = " points. Your code cells were graded"
+_RESULT = re.compile(rf"^({PASSED}|{FAILED})  (\w+) \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\)$")
+_HIDDEN = re.compile(rf"^{HIDDEN} (\d+) of (\d+) passed \(")
+_CUT = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a cell's output
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What :func:`feedback_text` wrote, read back: each public property's result (its
+    output, with the counterexample, where it failed) and how many hidden properties passed.
+    Which hidden property failed is not in it: the feedback counts them only."""
+
+    public: tuple[PropertyResult, ...]
+    hidden_passed: int
+    hidden_total: int
+    cut: bool  # nbgrader's LimitOutput cut the text, so properties after the cut are missing
+
+
+def read_feedback(module: str, text: str) -> Feedback | None:
+    """The grade cell's feedback on ``module`` taken apart; None if ``text`` is not the engine's."""
+    lines = text.splitlines()
+    if not lines or not (lines[0].startswith(f"{module}: ") and _HEADER in lines[0]):
+        return None
+    public: list[PropertyResult] = []
+    hidden = (0, 0)
+    at = 1
+    while at < len(lines):
+        found = _RESULT.match(lines[at])
+        at += 1
+        if found:
+            output = []
+            while at < len(lines) and lines[at].startswith(INDENT):
+                output.append(lines[at][len(INDENT):])
+                at += 1
+            score, points = _whole(found[3]), _whole(found[4])
+            public.append(PropertyResult(module, found[2], points, score, found[1] == PASSED, False,
+                                         "\n".join(output).rstrip()))
+        elif counted := _HIDDEN.match(lines[at - 1]):
+            hidden = (int(counted[1]), int(counted[2]))
+    return Feedback(tuple(public), *hidden, cut=_CUT in lines)
+
+
+def _whole(number: str) -> int:
+    """Points as :func:`feedback_text` printed them (``%g``); a property's points are whole."""
+    return round(float(number))

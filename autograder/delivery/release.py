@@ -310,7 +310,7 @@ Fetch it once, from this folder:
 
 def student_readme(course: Course) -> str:
     """The README of the release: what is where, self-check, the data to fetch, submission."""
-    rows = "\n".join(f"| `{e.module}` | {e.title} | {e.points} |" for e in course.exercises)
+    rows = "\n".join(f"| `{e.module}` | {e.title} | {e.points_text} |" for e in course.exercises)
     locks = lock_files(course)
     install = "".join(f" -r {p}" for p in locks)
     setup = (f"python3 -m venv .venv\n.venv/bin/python -m pip install{install}\n" if locks else

@@ -45,6 +45,20 @@ def ship_engine(out: Path) -> None:
     shutil.copytree(ENGINE_DIR, out / ENGINE_DIR.name, ignore=SKIPPED)
 
 
+def grading_copy(course: Course, out: Path, purpose: str) -> None:
+    """Write into ``out`` all that official grading reads: the course file (without samples and
+    delivery), the engine, the package with its provided files, the solutions, every suite,
+    the support modules, the data and read-only paths and ``delivery.include``."""
+    if course.solutions is None:  # a student release
+        raise GraderError("grading needs the solutions, which a student release lacks")
+    readable = [p for p in [*course.data.values(), *course.sandbox.readonly_paths] if course.path(p).exists()]
+    ship(course, [course.package, *course.provided, course.solutions, *(e.suite for e in course.exercises),
+                  *course.sandbox.support_modules, *readable, *course.delivery.include], out)
+    ship_engine(out)
+    header = f"{course.title}: {purpose}, written by `python -m autograder`."
+    (out / "course.yaml").write_text(course_yaml(course, header, ("samples", "delivery")), encoding="utf-8")
+
+
 def lock_files(course: Course) -> list[str]:
     """The shipped files that pin the Python dependencies (``requirements*.lock`` or ``.txt``)."""
     return [p for p in course.delivery.include if re.fullmatch(r"requirements.*\.(lock|txt)", Path(p).name)]
