@@ -22,13 +22,13 @@ from .results import Grade, PropertyResult, clip
 def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
     """A student's feedback: the score per exercise, then every failed property with its reason."""
     grade = grade.capped(course.limits)
-    lines = [f"# {course.title}: feedback for {name}", "", f"**Score: {grade.score:g} / {course.max_score}**", ""]
+    lines = [f"# {course.title}: feedback for {name}", "", f"**Score: {grade.score:g} / {course.max_score_text}**", ""]
     if grade.notes_text:
         lines += [grade.notes_text, ""]
     by_exercise = grade.by_exercise(course)
     for exercise in course.exercises:
         score, _ = by_exercise[exercise.module]
-        lines += [f"## {exercise.module}: {exercise.title} ({score:g} / {exercise.points})", ""]
+        lines += [f"## {exercise.module}: {exercise.title} ({score:g} / {exercise.points_text})", ""]
         for result in grade.results:
             if result.exercise != exercise.module:
                 continue
@@ -62,17 +62,21 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     """
     grade = grade.capped(course.limits)
     what = "properties and locked cases" if any(map(_is_locked, grade.results)) else "properties"
-    table = Table(title=f"{course.title}: self-check (public {what})")
+    table = Table(title=f"{course.title}: self-check (public {what})",
+                  caption=f"points out of {course.max_score_text}")
     for column in ("exercise", "points", f"{what} passed", f"failed {what}"):
         table.add_column(column)
     by_exercise = grade.by_exercise(course)
     for exercise in course.exercises:
         results = [r for r in grade.results if r.exercise == exercise.module]
+        if not results:  # not checked (check --exercise)
+            continue
         failed = [r.name for r in results if not r.passed]
         score, maximum = by_exercise[exercise.module]
         passed = len(results) - len(failed)
         style = "green" if not failed else ("red" if passed == 0 else "yellow")
-        table.add_row(exercise.module, f"{score:g} / {maximum:g}", f"[{style}]{passed} / {len(results)}[/]",
+        bonus = " bonus" if exercise.bonus else ""
+        table.add_row(exercise.module, f"{score:g} / {maximum:g}{bonus}", f"[{style}]{passed} / {len(results)}[/]",
                       "\n".join(failed[:6]) + (f"\n… {len(failed) - 6} more" if len(failed) > 6 else ""))
     console.print(table)
     failures: dict[str, list[PropertyResult]] = {}
@@ -106,8 +110,8 @@ def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade |
     if len(set(labels)) < len(labels):
         labels = [e.module for e in course.exercises]
     for label, exercise in zip(labels, course.exercises, strict=True):
-        table.add_column(f"{label}\n/{exercise.points}", justify="right")
-    table.add_column(f"total\n/{course.max_score}", justify="right")
+        table.add_column(f"{label}\n/{exercise.points_text}", justify="right")
+    table.add_column(f"total\n/{course.max_score_text}", justify="right")
     table.add_column("note")
     for name, grade, note in rows:
         if grade is None:
