@@ -1,0 +1,146 @@
+"""Grading a batch on a Dask distributed cluster (``grade --cluster tcp://HOST:8786``).
+
+The cluster is Dask's own: ``dask scheduler`` and ``dask worker`` processes, started by hand,
+by ``dask-jobqueue`` on SLURM or by ``dask-kubernetes``. Each submission is one task. A worker
+grades it exactly as ``grade --jobs`` does on one machine: a fresh grader process
+(:func:`~autograder.grading.grade_in_child`) with the worker's own sandbox, from the worker's
+own copy of the course files, under the same fail-closed rules. The client stages the
+submissions, keeps the gradebook and writes every report, so a batch resumes as before.
+
+- **Same course everywhere.** Before anything is sent, every worker computes the course
+  digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
+  not hold (or lets its canary through), stops the batch with its address and reason. Each
+  task checks the digest again, for workers that join later.
+- **No grade lost.** A task whose worker dies is run again on another worker by the
+  scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
+  depends only on the submission and the course, so it comes out the same.
+- **Plain data only.** A task carries the staged submission's files as bytes and brings back
+  the reports as text; no object from student code crosses, and the grade is read from the
+  ``results.json`` the worker's grader process wrote.
+
+A worker finds the course at the path the client names, or at ``$AUTOGRADER_COURSE`` when its
+checkout lives elsewhere. Start each worker with ``--nthreads`` at most its cores: one thread
+grades one submission at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .config import Course, load_course
+from .errors import GraderError
+from .grading import course_digest, grade_in_child
+from .report import read_results
+from .results import Grade
+from .sandbox import require_isolation
+from .submission import Staged
+
+
+@dataclass
+class Cluster:
+    """A Dask client whose workers have shown they grade the course, and what each task carries."""
+
+    client: Any  # distributed.Client
+    digest: str  # the client's course digest, computed once per batch
+    unsafe: bool  # --unsafe-no-sandbox, passed on to every worker
+
+    def grade(self, course: Course, name: str, staged: Staged, folder: Path,
+              exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
+        """Grade ``staged`` on the cluster and write its reports into ``folder``, as
+        :func:`~autograder.grading.grade_in_child` does locally."""
+        task = self.client.submit(grade_on_worker, str(course.file), self.digest, name, pack(staged.root),
+                                  staged.notes, exercises, self.unsafe, key=f"grade-{name}-{staged.digest[:16]}",
+                                  pure=False)
+        try:
+            reports, seconds, problem = task.result()
+        except Exception as error:  # the worker refused, or died as often as Dask allows
+            return None, 0.0, f"the cluster could not grade it: {type(error).__name__}: {error}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for file, text in reports.items():
+            (folder / Path(file).name).write_text(text, encoding="utf-8")
+        if not problem and (folder / "results.json").is_file():
+            return read_results(folder), seconds, ""
+        return None, seconds, problem
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def connect(address: str, course: Course, unsafe: bool) -> Cluster:
+    """The cluster of the scheduler at ``address``, once every worker has shown it grades this course."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise GraderError("--cluster needs Dask distributed: pip install the cluster extra "
+                          "(make setup installs it)") from None
+    try:
+        client = Client(address, timeout="20s")
+    except OSError as error:
+        raise GraderError(f"no Dask scheduler answers at {address}: {error}") from None
+    except ValueError as error:  # distributed's word for an address it cannot parse
+        raise GraderError(f"--cluster {address!r} is not a scheduler address like tcp://HOST:8786: {error}") from None
+    digest = course_digest(course)
+    answers = client.run(worker_problem, str(course.file), digest, unsafe)
+    problems = [f"{worker}: {problem}" for worker, problem in sorted(answers.items()) if problem]
+    if not answers or problems:
+        client.close()
+        raise GraderError(f"the cluster at {address} cannot grade this course: "
+                          + ("; ".join(problems) or "it has no workers"))
+    return Cluster(client, digest, unsafe)
+
+
+def worker_problem(course_file: str, digest: str, unsafe: bool) -> str | None:
+    """On a worker: None if it grades ``course_file`` as the client does, otherwise why not."""
+    from .canary import run_canary
+
+    try:
+        course = _worker_course(course_file, digest)
+        if require_isolation(unsafe).holds:
+            run_canary(course)
+    except (GraderError, OSError) as error:
+        return str(error)
+    return None
+
+
+def _worker_course(course_file: str, digest: str) -> Course:
+    course = load_course(Path(os.environ.get("AUTOGRADER_COURSE") or course_file))
+    if course_digest(course) != digest:
+        raise GraderError(f"the course at {course.file} on {socket.gethostname()} differs from the client's "
+                          "(another commit, or edited files): its digest does not match")
+    return course
+
+
+def pack(root: Path) -> dict[str, bytes]:
+    """The files under a staged submission's ``root``, by relative POSIX path."""
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def unpack(files: dict[str, bytes], root: Path) -> None:
+    """Write :func:`pack`'s ``files`` under ``root``; a path that would leave it is an error."""
+    for name, data in files.items():
+        relative = PurePosixPath(name)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise GraderError(f"a packed submission names a file outside its folder: {name!r}")
+        target = root.joinpath(*relative.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def grade_on_worker(course_file: str, digest: str, name: str, files: dict[str, bytes], notes: list[str],
+                    exercises: list[str] | None, unsafe: bool) -> tuple[dict[str, str], float, str]:
+    """A Dask task: grade one packed submission here; return its report files, seconds and problem."""
+    course = _worker_course(course_file, digest)
+    require_isolation(unsafe)
+    with tempfile.TemporaryDirectory(prefix="autograder-cluster-") as scratch:
+        root, folder = Path(scratch) / "submission", Path(scratch) / "reports"
+        unpack(files, root)
+        _grade, seconds, problem = grade_in_child(course, name, Staged(name, root, "", notes), folder, exercises)
+        reports = {path.name: path.read_text(encoding="utf-8", errors="replace")
+                   for path in sorted(folder.iterdir()) if path.is_file()}
+    return reports, seconds, problem
+

@@ -1,0 +1,156 @@
+"""``grade --cluster``: a real Dask scheduler and two workers on 127.0.0.1 grade a batch of the
+toy course; one worker is killed while it grades, and every grade still comes back, the same
+as a local ``--jobs 1`` run's."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, autograder
+
+pytest.importorskip("distributed", reason="the cluster extra (make setup installs it)")
+pytestmark = pytest.mark.slow
+
+TOY = ROOT / "tests" / "fixtures" / "toy_course"
+DASK = str(Path(sys.executable).with_name("dask"))
+ANSWERS = {  # six submissions: full marks, zero, the public half, wrong ones, a slow one and a crash
+    "right": (TOY / "answers" / "ex_sum.py").read_text(),
+    "stub": (TOY / "toy" / "ex_sum.py").read_text(),
+    "half": "def add_all(numbers):\n    return sum(numbers)\n",
+    "slow_wrong": "import time\n\ndef add_all(numbers):\n    time.sleep(0.05)\n    return sum(numbers[1:])\n",
+    "off_by_one": "def add_all(numbers):\n    if not isinstance(numbers, list):\n        raise TypeError('no')\n"
+                  "    return sum(numbers) + (len(numbers) > 3)\n",
+    "exits": "import os\n\ndef add_all(numbers):\n    os._exit(0)\n",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(*args: str, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOGRADER_COURSE": str(TOY / "course.yaml")}  # the worker's copy
+    return subprocess.Popen([DASK, *args], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)  # its own process group: a kill takes its graders too
+
+
+def descendants(pid: int) -> list[str]:
+    """The command lines of every process below ``pid``."""
+    children: dict[int, list[int]] = {}
+    commands: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (ValueError, OSError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(commands.get(child, ""))
+            todo.append(child)
+    return found
+
+
+def graded_tests(out: Path, name: str) -> str:
+    return json.dumps(json.loads((out / name / "results.json").read_text())["tests"], sort_keys=True)
+
+
+@pytest.fixture
+def batch(tmp_path):
+    for name, source in ANSWERS.items():
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "ex_sum.py").write_text(source)
+    return tmp_path, sorted((tmp_path / "subs").iterdir())
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    address = f"tcp://127.0.0.1:{free_port()}"
+    processes = [start("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard",
+                       log=tmp_path / "scheduler.log")]
+    time.sleep(3)
+    for name in ("a", "b"):  # no nanny: a killed worker stays dead
+        processes.append(start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                               "--name", name, log=tmp_path / f"worker-{name}.log"))
+    yield address, processes[1]
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+
+
+def test_a_killed_worker_loses_no_grade_and_grades_match_a_local_run(batch, cluster):
+    tmp_path, subs = batch
+    address, victim = cluster
+    local = autograder("grade", *map(str, subs), "--out", str(tmp_path / "local"), "--jobs", "1",
+                       course=TOY / "course.yaml")
+    assert local.returncode == 0, local.stdout + local.stderr
+    command = [sys.executable, "-m", "autograder", "--course", str(TOY / "course.yaml"), "grade", *map(str, subs),
+               "--out", str(tmp_path / "remote"), "--cluster", address]
+    remote = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    deadline = time.monotonic() + 300
+    while not any("grade-one" in c for c in descendants(victim.pid)):  # the victim is grading one now
+        assert time.monotonic() < deadline and remote.poll() is None, "worker a never started a grading"
+        time.sleep(0.05)
+    os.killpg(victim.pid, signal.SIGKILL)
+    output, _ = remote.communicate(timeout=600)
+    assert remote.returncode == 0, output
+    for sub in subs:
+        assert graded_tests(tmp_path / "remote", sub.name) == graded_tests(tmp_path / "local", sub.name), sub.name
+    scores = {line.split(",")[0]: line.split(",")[1]
+              for line in (tmp_path / "remote" / "grades.csv").read_text().splitlines()[1:]}
+    assert scores == {"exits": "0", "half": "6", "off_by_one": "0", "right": "10", "slow_wrong": "0", "stub": "0"}
+
+
+def test_a_worker_with_another_course_is_refused(batch, cluster, tmp_path):
+    _tmp, subs = batch
+    address, _victim = cluster
+    edited = tmp_path / "course"
+    subprocess.run(["cp", "-r", str(TOY), str(edited)], check=True)
+    yaml = edited / "course.yaml"
+    yaml.write_text(yaml.read_text().replace("seed: 12345", "seed: 12346"))  # the client's copy differs
+    refused = autograder("grade", str(subs[0]), "--out", str(tmp_path / "out"), "--cluster", address,
+                         course=yaml)
+    assert refused.returncode == 2
+    assert "cannot grade this course" in refused.stderr and "digest does not match" in refused.stderr
+    assert not (tmp_path / "out" / subs[0].name / "results.json").exists()
+
+
+def test_no_scheduler_is_one_clear_line(tmp_path):
+    refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"),
+                         "--cluster", f"tcp://127.0.0.1:{free_port()}", course=TOY / "course.yaml")
+    assert refused.returncode == 2 and "no Dask scheduler answers at tcp://127.0.0.1:" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    malformed = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"), "--cluster", "notaurl",
+                           course=TOY / "course.yaml")
+    assert malformed.returncode == 2 and "'notaurl' is not a scheduler address" in malformed.stderr
+    assert "Traceback" not in malformed.stderr
+
+
+def test_the_readme_s_slurm_snippet_makes_a_job_script():
+    pytest.importorskip("dask_jobqueue", reason="the cluster extra (make setup installs it)")
+    readme = (ROOT / "README.md").read_text()
+    snippet = readme.split("<!-- slurm-start -->")[1].split("<!-- slurm-end -->")[0]
+    code = snippet.split("```python")[1].split("```")[0]
+    before_scale = code.split("cluster.scale(")[0]  # submitting jobs needs a real SLURM
+    namespace: dict = {}
+    exec(before_scale, namespace)
+    cluster = namespace["cluster"]
+    try:
+        script = cluster.job_script()
+    finally:
+        cluster.close()
+    assert script.startswith("#!") and "#SBATCH" in script
+    assert "cd /shared/tokenizer-course" in script and "--nthreads 2" in script
