@@ -8,12 +8,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup lock lint run test test-fast bench multilingual prompt analyze sandbox-tools fetch
+.PHONY: setup lock lint run test test-fast mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
 
-setup: $(VENV)/.installed sandbox-tools fetch
+setup: $(VENV)/.installed sandbox-tools report-tools fetch
 
-# requirements-nbgrader.lock is requirements.lock plus the nbgrader extra (nbgrader and
-# jsonschema, which the delivery channels' tests need) and the dev extra (ruff, mypy); both pin every package with its
+# requirements-nbgrader.lock is requirements.lock plus the extras: nbgrader (nbgrader, jsonschema and
+# nh3, which the delivery channels' tests need), tools (the instructor's), report (the class report's:
+# matplotlib, copydetect) and dev (ruff, mypy); both pin every package with its
 # sha256, and pip checks them. Then the engine and the course helpers install as a package.
 $(VENV)/.installed: requirements-nbgrader.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11, 5) else "make setup needs Python 3.11.5 or newer (nbgrader needs it; this is %s): make setup PYTHON=/path/to/python3.11" % sys.version.split()[0])'
@@ -28,8 +29,8 @@ lock:
 	$(PYTHON) -m venv .tools && .tools/bin/python -m pip install --quiet uv==0.13.9
 	.tools/bin/uv pip compile pyproject.toml -o requirements.lock --generate-hashes --python-version 3.11 \
 	  --custom-compile-command "make lock" $(UPGRADE)
-	.tools/bin/uv pip compile pyproject.toml --extra nbgrader --extra dev -o requirements-nbgrader.lock --generate-hashes \
-	  --python-version 3.11.5 --custom-compile-command "make lock" $(UPGRADE)
+	.tools/bin/uv pip compile pyproject.toml --extra nbgrader --extra tools --extra report --extra cluster --extra dev -o requirements-nbgrader.lock \
+	  --generate-hashes --python-version 3.11.5 --custom-compile-command "make lock" $(UPGRADE)
 
 # The sandbox's tools: bubblewrap (namespaces), setpriv (util-linux: a private uid) and capsh
 # (libcap2-bin: the tests simulate containers with it). Landlock needs only the kernel. Without
@@ -43,6 +44,16 @@ sandbox-tools:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null \
 	      || echo "warning: could not install$$missing; grading uses the layers it has"; \
 	  else echo "warning: missing$$missing (Debian: apt-get install$$missing)"; fi; \
+	fi
+
+# Debian's chromium: tests/test_class_report.py renders the class report in it (headless) to check
+# that the page loads; without it that test is skipped, saying why.
+report-tools:
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \
+	      || echo "warning: could not install chromium; the class report's browser test is skipped"; \
+	  else echo "warning: missing chromium (Debian: apt-get install chromium); the class report's browser test is skipped"; fi; \
 	fi
 
 fetch: $(VENV)/.installed
@@ -66,13 +77,25 @@ test: setup lint
 test-fast: setup
 	$(BIN)/python -m pytest -m "not slow"
 
+# Every mutant cosmic-ray's default operators make of the reference solutions, graded by its
+# exercise's suite (python -m autograder mutate; `make test` grades a fixed sample of 40). It
+# fails on a survivor that suites/equivalent-mutants.yaml does not list. EXERCISES= narrows it.
+mutation: setup
+	$(BIN)/python -m autograder mutate $(or $(EXERCISES),--all) --jobs $(or $(JOBS),2)
+
 bench: setup
 	$(BIN)/python benchmarks/ratio_curve.py
+	$(BIN)/python benchmarks/unigram.py
 	$(BIN)/python -m autograder bench
 
 # The lesson's real-tokenizer tools (see the README's course notes).
 multilingual: setup
 	$(BIN)/python -m tokcourse.tools.multilingual --out outputs/multilingual
+
+# BPE, WordPiece and Unigram (ours and sentencepiece's) on the course corpus, measured on the
+# rest of Botchan, which --fetch downloads once (pinned by sha256) if it is missing.
+compare: setup
+	$(BIN)/python -m tokcourse.tools.compare --fetch --out outputs/compare
 
 prompt: setup
 	$(BIN)/python -m tokcourse.tools.analyzer --write-prompt outputs/prompt-tokenizer-analyzer.md

@@ -1,15 +1,26 @@
-"""``python -m autograder bench``: what the sandbox costs, measured side by side.
+"""``python -m autograder bench``: what grading costs, measured side by side.
 
 Reports the worker's start-up time and round-trip overhead with every sandbox layer this
 machine has and with resource limits only, side by side; the time to grade one submission (by
 default the course's first sample); and batch throughput on copies of it with one job against
 two. Figures are ratios and medians of a few runs, never pass/fail.
+
+``--json`` prints one JSON object instead: ``reference_seconds`` and ``stubs_seconds`` (one
+``grade`` of the course's solutions and of its package's stubs), ``nbgrader_student_seconds``
+(one nbgrader autograde of a student's notebooks, all exercises, nbgrader's start-up included;
+null without nbgrader) and ``batch_per_minute_jobs2``. ``--profile`` grades the solutions and
+the stubs in this process under cProfile and splits the time by where it went
+(:func:`profile`).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
+import subprocess
+import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -58,12 +69,7 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
     grade_many(course, [("one", submission)], out / "one", 1, True, quiet)
     one = time.perf_counter() - began
     with tempfile.TemporaryDirectory() as folder:
-        named = []
-        for index in range(copies):
-            copy = Path(folder) / f"copy{index:02d}"
-            shutil.copytree(submission, copy)
-            (copy / f"bench_marker_{index}.py").write_text(f"# copy {index}\n")  # distinct digests
-            named.append((copy.name, copy))
+        named = _copies(submission, Path(folder), copies)
         timings = {}
         for jobs in (1, 2):
             began = time.perf_counter()
@@ -81,3 +87,132 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
         table.add_row(f"{copies} submissions, --jobs {jobs}", f"{seconds:.1f} s ({copies / seconds * 60:.1f}/min)")
     table.add_row("speed-up, 2 jobs over 1", f"{timings[1] / timings[2]:.2f}×")
     console.print(table)
+
+
+def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
+    """The figures of ``--json``: wall seconds of real runs, as an instructor would see them."""
+    quiet = Console(file=open(os.devnull, "w"))
+    figures: dict[str, float | None] = {}
+    for key, path in (("reference_seconds", course.solutions_path()), ("stubs_seconds", course.path(course.package))):
+        began = time.perf_counter()
+        grade_many(course, [("one", path)], out / key, 1, True, quiet)
+        figures[key] = round(time.perf_counter() - began, 2)
+    figures["nbgrader_student_seconds"] = _nbgrader_student(course, out / "nbgrader")
+    with tempfile.TemporaryDirectory() as folder:
+        named = _copies(course.solutions_path(), Path(folder), copies)
+        began = time.perf_counter()
+        grade_many(course, named, out / "batch", 2, True, quiet)
+        figures["batch_per_minute_jobs2"] = round(copies / (time.perf_counter() - began) * 60, 1)
+    return figures
+
+
+def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path]]:
+    """``copies`` copies of a submission, each with its own digest."""
+    named = []
+    for index in range(copies):
+        copy = folder / f"copy{index:02d}"
+        shutil.copytree(submission, copy)
+        (copy / f"bench_marker_{index}.py").write_text(f"# copy {index}\n")
+        named.append((copy.name, copy))
+    return named
+
+
+def _nbgrader_student(course: Course, out: Path) -> float | None:
+    """Seconds of ``nbgrader autograde`` of one student who submitted every exercise's source notebook."""
+    try:
+        import nbformat
+
+        from .delivery.nbgrader_course import build_nbgrader_course
+    except ImportError:
+        return None
+    shutil.rmtree(out, ignore_errors=True)
+    build_nbgrader_course(course, out)
+    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"])}
+    env.pop("PYTHONPATH", None)
+
+    def nbgrader(*args: str) -> None:
+        subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=out, env=env, check=True, capture_output=True)
+
+    nbgrader("generate_assignment", "*")
+    for exercise in course.exercises:
+        notebook = nbformat.read(out / "source" / exercise.module / f"{exercise.module}.ipynb", as_version=4)
+        folder = out / "submitted" / "student" / exercise.module
+        shutil.copytree(out / "release" / exercise.module, folder)
+        nbformat.write(notebook, folder / f"{exercise.module}.ipynb")
+    began = time.perf_counter()
+    nbgrader("autograde", "*", "--student=student")
+    return round(time.perf_counter() - began, 2)
+
+
+CATEGORIES = (  # where a function's own time goes, by the file it is in (the first match)
+    ("worker start", ("autograder/sandbox.py:Worker.__init__", "autograder/sandbox.py:_command",
+                      "autograder/sandbox.py:_hello", "autograder/cgroup.py", "fork_exec")),
+    ("round trips, waiting on the worker (student code included)", ("autograder/sandbox.py", "autograder/proxy.py",
+                                                                    "autograder/codec.py")),
+    ("reference computation", ("/solutions/",)),
+    ("hypothesis: generating and shrinking", ("/hypothesis/",)),
+    ("pytest and the grading plugin", ("/_pytest/", "/pluggy/", "autograder/plugin.py", "autograder/suite.py")),
+    ("the suites' own code", ("/suites/", "/tokcourse/")),
+)
+
+
+def profile(course: Course, console: Console) -> dict[str, dict[str, float]]:
+    """Grade the solutions and the stubs here under cProfile; seconds per category of :data:`CATEGORIES`.
+
+    A function's own time goes to the category its file matches; a built-in's (``poll``,
+    ``write``, ``open``) and the standard library's to that of the nearest caller outside them
+    that spent the most in it, so that waiting on a worker counts as a round trip. The profiler
+    slows Python code down, so the shares matter more than the seconds."""
+    import cProfile
+    import pstats
+
+    from .grading import grade_staged
+    from .submission import stage
+
+    breakdown = {}
+    for name, path in (("reference", course.solutions_path()), ("stubs", course.path(course.package))):
+        staged = stage(course, path)
+        profiler = cProfile.Profile()
+        try:
+            profiler.enable()
+            grade_staged(course, staged)
+            profiler.disable()
+        finally:
+            staged.remove()
+        breakdown[name] = _categorise(pstats.Stats(profiler))
+    table = Table(title="where grading's time goes (cProfile; seconds)")
+    table.add_column("category")
+    for name in breakdown:
+        table.add_column(name, justify="right")
+    for category in breakdown["reference"]:
+        table.add_row(category, *(f"{b[category]:.1f}" for b in breakdown.values()))
+    console.print(table)
+    return breakdown
+
+
+def _categorise(stats) -> dict[str, float]:
+    totals = dict.fromkeys([name for name, _ in CATEGORIES] + ["other"], 0.0)
+    entries = stats.stats  # {(file, line, function): (calls, primitive calls, own time, cumulative, callers)}
+
+    def owner(key: tuple[str, int, str]) -> tuple[str, int, str]:
+        """The function a built-in's or the standard library's time is charged to: up the callers
+        that spent the most in it, to the first that is neither."""
+        for _ in range(30):
+            callers = entries.get(key, (0, 0, 0.0, 0.0, {}))[4]
+            if not (key[0] == "~" or key[0].startswith((STDLIB, "<frozen"))) or not callers or "fork_exec" in key[2]:
+                return key
+            key = max(callers, key=lambda caller: callers[caller][3])
+        return key
+
+    def category(key: tuple[str, int, str]) -> str:
+        where = f"{key[0]}:{key[2]}" if key[0] != "~" else key[2]
+        if key[0].endswith("autograder/sandbox.py") and key[2] in ("__init__", "_command", "_hello"):
+            where = f"autograder/sandbox.py:{'Worker.__init__' if key[2] == '__init__' else key[2]}"
+        return next((name for name, marks in CATEGORIES if any(mark in where for mark in marks)), "other")
+
+    for key, (_calls, _primitive, own, _cumulative, _callers) in entries.items():
+        totals[category(owner(key))] += own
+    return {name: round(seconds, 2) for name, seconds in totals.items()}
+
+
+STDLIB = sysconfig.get_paths()["stdlib"]

@@ -2,16 +2,23 @@
 
 - ``check [PATH]``: the student's self-check on the public properties (default: the course's
   package folder). Exits 1 when a property fails.
-- ``grade SUBMISSION ... --out DIR [--jobs N] [--force]``: official grading of folders and
-  zips into ``DIR/<name>/results.json`` and ``feedback.md``, ``DIR/grades.csv`` and
-  ``DIR/gradebook.sqlite``. Exits 0 whenever grading ran, whatever the scores.
+- ``grade SUBMISSION ... --out DIR [--jobs N | --cluster tcp://HOST:8786] [--force]``: official
+  grading of folders and zips into ``DIR/<name>/results.json`` and ``feedback.md``,
+  ``DIR/grades.csv`` and ``DIR/gradebook.sqlite``, here or on a Dask cluster's workers (see
+  :mod:`autograder.cluster`). Exits 0 whenever grading ran, whatever the scores.
 - ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
 - ``bench [SUBMISSION]``: measures the sandbox's overhead and grading throughput.
 - ``release --out DIR``: the student release (no solutions, no hidden properties, sealed
   locked cases); see :mod:`autograder.delivery.release`.
 - ``nbgrader --out DIR``: an nbgrader course, one assignment per exercise, graded by the
   sandboxed engine; see :mod:`autograder.delivery.nbgrader_course`.
-- ``gradescope --out FILE.zip``: a Gradescope autograder; see :mod:`autograder.delivery.gradescope`.
+- ``gradescope --out FILE.zip``: a Gradescope autograder; ``gradescope --run SUBMISSION
+  [--zip FILE.zip]`` replays it on a submission; see :mod:`autograder.delivery.gradescope`.
+- ``report GRADES_DIR [--out report.html] [--submissions ...] [--anonymise] [--threshold X]``: the
+  instructor's class report, one self-contained HTML page; see :mod:`autograder.class_report`.
+- ``mutate EXERCISE ... | --all [--jobs N] [--sample N --seed S]``: grades mutants of the reference
+  solutions with their exercise's suite; exits 1 when one survives that the course has not
+  listed as equivalent. See :mod:`autograder.mutate`.
 
 Problems with the course, a submission or the grader print one clear message and exit 2.
 Official grading (``grade``, ``grade-one``, and ``check`` outside a student release) refuses
@@ -65,26 +72,31 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="self-check: run the public properties on your work")
-    check.add_argument("path", nargs="?", help="a folder or .zip (default: the course's exercise folder)")
+    check.add_argument("path", nargs="?", help="a folder, .zip, .py or .ipynb (default: the course's exercise folder)")
+    check.add_argument("--exercise", action="append", help="check only this exercise module (repeatable)")
     check.set_defaults(run=_check)
 
     grade = commands.add_parser("grade", help="grade submissions (folders or .zip files)")
-    grade.add_argument("submissions", nargs="+", type=Path)
+    grade.add_argument("submissions", nargs="+", type=Path, help="folders, .zip, .py or .ipynb files")
     grade.add_argument("--out", required=True, type=Path, help="output folder")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded unchanged")
     grade.add_argument("--exercise", action="append", help="grade only this exercise module (repeatable)")
+    grade.add_argument("--cluster", metavar="tcp://HOST:8786",
+                       help="grade on this Dask scheduler's workers (see autograder.cluster)")
     grade.set_defaults(run=_grade)
 
     demo = commands.add_parser("demo", help="grade the course's sample submissions")
     demo.add_argument("--out", type=Path, default=Path("out/demo"))
     demo.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    demo.set_defaults(run=_demo, force=True, exercise=None)
+    demo.set_defaults(run=_demo, force=True, exercise=None, cluster=None)
 
     bench = commands.add_parser("bench", help="measure sandbox overhead, grading time and batch throughput")
     bench.add_argument("submission", nargs="?", type=Path, help="default: the course's first sample")
     bench.add_argument("--copies", type=int, default=20)
     bench.add_argument("--out", type=Path, default=Path("out/bench"))
+    bench.add_argument("--json", action="store_true", help="print the throughput targets as one JSON object")
+    bench.add_argument("--profile", action="store_true", help="split grading's time by where it goes (cProfile)")
     bench.set_defaults(run=_bench)
 
     release = commands.add_parser("release", help="build the student release (no solutions, no hidden properties)")
@@ -95,9 +107,32 @@ def _parser() -> argparse.ArgumentParser:
     nbgrader.add_argument("--out", required=True, type=Path, help="the nbgrader course folder (new or empty)")
     nbgrader.set_defaults(run=_nbgrader)
 
-    gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
+    gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip, or replay one")
     gradescope.add_argument("--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
+    gradescope.add_argument("--run", type=Path, metavar="SUBMISSION", dest="replay",
+                            help="instead, grade SUBMISSION (folder, .zip, .py, .ipynb) as Gradescope would")
+    gradescope.add_argument("--zip", type=Path, help="with --run: the autograder zip to use (default: build one)")
     gradescope.set_defaults(run=_gradescope)
+
+    mutate = commands.add_parser("mutate", help="grade mutants of the reference solutions with their suites")
+    mutate.add_argument("exercises", nargs="*", metavar="EXERCISE", help="an exercise module of the course")
+    mutate.add_argument("--all", action="store_true", help="every exercise of the course")
+    mutate.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants graded at once")
+    mutate.add_argument("--sample", type=int, metavar="N", help="grade only N mutants, drawn with --seed")
+    mutate.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --sample (default 0)")
+    mutate.set_defaults(run=_mutate)
+
+    report = commands.add_parser("report", help="one self-contained HTML page on a graded batch (the class report)")
+    report.add_argument("grades", type=Path, metavar="GRADES_DIR",
+                        help="the --out folder of a `grade` run, or an nbgrader course folder after autograde")
+    report.add_argument("--out", type=Path, default=Path("report.html"), help="the page to write")
+    report.add_argument("--submissions", nargs="+", type=Path, metavar="SUBMISSION",
+                        help="the graded folders or zips (an nbgrader course's submitted/<student> folders), "
+                        "for code similarity (left out without them)")
+    report.add_argument("--anonymise", action="store_true", help="name submissions by stable pseudonyms")
+    report.add_argument("--threshold", type=float, default=0.5,
+                        help="list pairs whose similarity reaches this share (default 0.5)")
+    report.set_defaults(run=_report)
 
     one = commands.add_parser("grade-one")  # internal: one submission, in a fresh grader process
     one.add_argument("staged", type=Path)
@@ -110,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .grading import grade_staged
+    from .grading import grade_staged, name_cells
     from .locked import check_locked
     from .report import print_check
 
@@ -119,9 +154,12 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
     staged = stage(course, Path(args.path) if args.path else course.path(course.package))
     try:
         console.print(f"Checking [bold]{args.path or course.package}[/] against the public properties…")
-        grade = grade_staged(course, staged, public_only=True)
+        grade = grade_staged(course, staged, public_only=True, exercises=args.exercise)
         if course.is_release:
-            grade = replace(grade, results=(*grade.results, *check_locked(course, staged.root)))
+            locked = name_cells(course, staged.root, check_locked(course, staged.root))
+            grade = replace(grade, results=(*grade.results, *locked))
+        if args.exercise:
+            grade = replace(grade, results=tuple(r for r in grade.results if r.exercise in args.exercise))
     finally:
         staged.remove()
     note = "Official grading also runs hidden properties."
@@ -153,7 +191,17 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
     from .report import print_grades
     from .sandbox import isolation_note
 
-    rows = grade_many(course, named, args.out, args.jobs, args.force, console, args.exercise)
+    if args.cluster:
+        from .cluster import connect
+
+        cluster = connect(args.cluster, course, args.unsafe)
+        try:  # every submission is handed over at once: the scheduler spreads them over the workers
+            rows = grade_many(course, named, args.out, max(1, len(named)), args.force, console, args.exercise,
+                              cluster.grade)
+        finally:
+            cluster.close()
+    else:
+        rows = grade_many(course, named, args.out, args.jobs, args.force, console, args.exercise)
     print_grades(console, course, rows)
     console.print(isolation_note(), highlight=False)
     console.print(f"Reports: {args.out}/<name>/results.json and feedback.md; {args.out}/grades.csv", highlight=False)
@@ -162,9 +210,18 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
 
 
 def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .bench import run
+    from .bench import profile, run, targets
 
     _refuse_release(course)
+    if args.json or args.profile:
+        require_isolation(args.unsafe)
+        figures: dict[str, object] = {}
+        if args.profile:
+            figures["profile"] = profile(course, Console(stderr=True) if args.json else console)
+        if args.json:
+            figures |= targets(course, args.copies, args.out)
+            print(json.dumps(figures))
+        return 0
     if args.submission is None and not course.samples:
         raise GraderError("name a submission to benchmark: the course lists no samples")
     run(course, args.submission or course.path(course.samples[0].path), args.copies, args.out, console)
@@ -179,6 +236,31 @@ def _grade_one(course: Course, args: argparse.Namespace, console: Console) -> in
     require_isolation(args.unsafe)
     staged = Staged(args.name, args.staged, "", json.loads(args.notes))
     write_reports(course, args.out, args.name, grade_staged(course, staged, exercises=args.exercise))
+    return 0
+
+
+def _mutate(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .mutate import command
+
+    _refuse_release(course)
+    if args.sample is not None and args.sample < 1:
+        raise GraderError("--sample needs a positive number of mutants")
+    if bool(args.exercises) == args.all:
+        raise GraderError("name the exercises to mutate, or --all")
+    require_isolation(args.unsafe)  # the grader processes import the solutions
+    modules = [e.module for e in course.exercises] if args.all else args.exercises
+    return command(course, modules, args.jobs, args.sample, args.seed, console)
+
+
+def _report(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .class_report import build_report
+
+    found = build_report(course, args.grades, args.out, args.submissions, args.anonymise, args.threshold)
+    similar = ("code similarity left out (no --submissions)" if found["pairs"] is None
+               else f"{found['pairs']} similar pairs at {args.threshold:g} or more")
+    console.print(f"Class report written to [bold]{args.out}[/]: {found['submissions']} submissions, "
+                  f"{found['failing']} of {found['properties']} properties failed by someone, {similar}. "
+                  "It holds student data.", highlight=False)
     return 0
 
 
@@ -210,8 +292,21 @@ def _nbgrader(course: Course, args: argparse.Namespace, console: Console) -> int
 
 
 def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .delivery.gradescope import build_gradescope
+    from .delivery.gradescope import build_gradescope, replay
 
+    if args.replay is not None:
+        results, seconds = replay(course, args.replay, args.zip)
+        tests = results.get("tests", [])
+        passed = sum(t["status"] == "passed" for t in tests)
+        console.print(results.get("output", ""), highlight=False)
+        for test in tests:
+            if test["status"] == "failed":
+                last = test.get("output", "").strip().splitlines()[-1:] or [""]
+                console.print(f"failed  {test['name']} ({test.get('visibility', 'visible')}): {last[0]}",
+                              highlight=False)
+        console.print(f"results.json is valid: score {results['score']:g}, {passed} of {len(tests)} tests passed, "
+                      f"run_autograder took {seconds:.1f} s (Gradescope's default timeout: 600 s)", highlight=False)
+        return 0
     build_gradescope(course, args.out)
     console.print(f"Gradescope autograder written to [bold]{args.out}[/]: upload it as the assignment's "
                   "autograder (Ubuntu 24.04 base image or any with Python 3.11+).", highlight=False)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import string
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -29,7 +29,7 @@ IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 TEMPLATE_FIELDS = {  # the placeholders each course text of ``delivery.templates`` may use
     "release_readme": ("title", "package", "exercise_rows", "setup", "data_section"),
     "nbgrader_howto": ("package",),
-    "nbgrader_grade_cell": ("points",),
+    "nbgrader_grade_cell": ("points", "module"),
 }
 
 
@@ -47,12 +47,19 @@ class Exercise(_Strict):
     points: Annotated[int, Field(gt=0)]
     suite: str
     call_seconds: Annotated[float | None, Field(gt=0)] = None
+    bonus: bool = False  # extra credit: its points come on top of the course's maximum
+
+    @property
+    def points_text(self) -> str:
+        """The exercise's maximum as reports show it: ``20``, or ``10 bonus``."""
+        return f"{self.points} bonus" if self.bonus else str(self.points)
 
 
 class Limits(_Strict):
     call_seconds: Annotated[float, Field(gt=0)] = 5.0
     property_seconds: Annotated[float, Field(gt=0)] = 60.0
     exercise_seconds: Annotated[float, Field(gt=0)] = 300.0
+    submission_seconds: Annotated[float | None, Field(gt=0)] = None  # all exercises together (None: no cap)
     memory_mb: Annotated[int, Field(ge=64)] = 1024
     processes: Annotated[int, Field(ge=1)] = 32
     file_mb: Annotated[int, Field(ge=1)] = 16
@@ -89,7 +96,16 @@ class Templates(_Strict):
 
     release_readme: str | None = None  # the student release's README.md
     nbgrader_howto: str | None = None  # "how this notebook works", under each notebook's task
-    nbgrader_grade_cell: str | None = None  # the comment in each notebook's grade cell
+    nbgrader_grade_cell: str | None = None  # each notebook's last cell: the check, and the grade
+
+
+class Visibility(_Strict):
+    """When students see what official grading found (Gradescope's ``visibility`` values)."""
+
+    # a hidden property's result: never, after the due date, or once the grades are published
+    hidden_properties: Literal["hidden", "after_due_date", "after_published"] = "after_published"
+    # the total score and the feedback on the whole submission (results.json's top-level visibility)
+    score: Literal["visible", "hidden", "after_due_date", "after_published"] = "visible"
 
 
 class Delivery(_Strict):
@@ -100,6 +116,22 @@ class Delivery(_Strict):
     include: list[str] = []  # more course files and folders to ship, such as support packages
     fetch: str | None = None  # the command a student runs to fetch the data the exercises read
     templates: Templates = Templates()  # course text of its own in place of the engine's
+
+
+class Mutation(_Strict):
+    """What ``python -m autograder mutate`` reads (:mod:`autograder.mutate`)."""
+
+    # the mutants the course judged equivalent to the reference, with reasons; read (and
+    # checked) by that command alone, so the delivery channels need not ship it
+    equivalents: str | None = None
+
+
+class Report(_Strict):
+    """What ``python -m autograder report`` reads (:mod:`autograder.class_report`)."""
+
+    # per exercise, each property's catalog mutants (mistakes planted in the reference) that it
+    # catches, as YAML or JSON; the class report links each property to them
+    mutants: str | None = None
 
 
 class Sample(_Strict):
@@ -119,6 +151,9 @@ class Course(_Strict):
     data: dict[str, str] = {}
     samples: list[Sample] = []
     delivery: Delivery = Delivery()
+    visibility: Visibility = Visibility()  # when students see hidden properties and the score (Gradescope)
+    mutation: Mutation = Mutation()
+    report: Report = Report()  # the instructor's class report
     exercises: Annotated[list[Exercise], Field(min_length=1)]
     root: Path = Path(".")
     file: Path = Path("course.yaml")  # the course file itself, whatever its name
@@ -129,7 +164,9 @@ class Course(_Strict):
         repeated = sorted({m for m in modules if modules.count(m) > 1})
         if repeated:
             raise ValueError(f"exercise module listed twice: {', '.join(repeated)}")
-        total = sum(e.points for e in self.exercises)
+        total = sum(e.points for e in self.exercises if not e.bonus)
+        if not total:
+            raise ValueError("every exercise is a bonus: at least one must not be")
         if self.total_points is not None and total != self.total_points:
             raise ValueError(f"exercise points add up to {total}, but total_points is {self.total_points}")
         return self
@@ -157,7 +194,18 @@ class Course(_Strict):
 
     @property
     def max_score(self) -> int:
-        return sum(e.points for e in self.exercises)
+        """The full marks: the points of the exercises that are not bonus."""
+        return sum(e.points for e in self.exercises if not e.bonus)
+
+    @property
+    def bonus_points(self) -> int:
+        """The extra credit the bonus exercises add on top of :attr:`max_score`."""
+        return sum(e.points for e in self.exercises if e.bonus)
+
+    @property
+    def max_score_text(self) -> str:
+        """The full marks as reports show them: ``100``, or ``100 + 10 bonus``."""
+        return f"{self.max_score} + {self.bonus_points} bonus" if self.bonus_points else str(self.max_score)
 
 
 def load_course(path: str | Path = "course.yaml") -> Course:

@@ -71,7 +71,8 @@ class Gradebook:
 
     def record(self, name: str, key: dict, isolation: str, grade: Grade, max_score: int, seconds: float,
                note: str = "") -> None:
-        """Store one grading; ``note`` says why a submission was not graded (it goes to grades.csv)."""
+        """Store one grading; ``note`` (it goes to grades.csv) says why a submission was not graded,
+        or what staging noticed in it (a copied notebook cell, skipped links)."""
         with self.connection:
             cursor = self.connection.execute(
                 "INSERT INTO gradings (submission, digest, course_digest, seed, engine_version, isolation,"

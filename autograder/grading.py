@@ -15,7 +15,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -27,9 +29,9 @@ from .errors import GraderError
 from .gradebook import BATCH_FILES, Gradebook
 from .plugin import run_suites
 from .report import read_results, write_reports
-from .results import Grade
+from .results import Grade, PropertyResult
 from .sandbox import isolation, isolation_note
-from .submission import Staged, SubmissionError, stage
+from .submission import Staged, SubmissionError, notebook_spans, stage
 
 ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autograder` is found
 
@@ -38,7 +40,15 @@ def grade_staged(course: Course, staged: Staged, public_only: bool = False,
                  exercises: list[str] | None = None) -> Grade:
     """Run the suites (of ``exercises``, default all) on a staged submission here and return its grade."""
     results, seconds = run_suites(course, staged.root, public_only, exercises)
-    return Grade(tuple(results), (isolation_note(), *staged.notes), seconds)
+    return Grade(tuple(name_cells(course, staged.root, results)), (isolation_note(), *staged.notes), seconds)
+
+
+def name_cells(course: Course, root: Path, results: Iterable[PropertyResult]) -> list[PropertyResult]:
+    """``results`` whose feedback names a notebook's cells where the module came from one."""
+    spans = notebook_spans(root)
+    return [replace(r, output=spans[r.exercise].relabel(r.output, f"{course.package}/{r.exercise}.py",
+                                                        f"{r.exercise}.ipynb"))
+            if r.exercise in spans else r for r in results]
 
 
 def course_digest(course: Course) -> str:
@@ -53,9 +63,15 @@ def course_digest(course: Course) -> str:
 
 
 def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
-               console: Console, exercises: list[str] | None = None) -> list[tuple[str, Grade | None, str]]:
+               console: Console, exercises: list[str] | None = None,
+               grader: Callable[..., tuple[Grade | None, float, str]] | None = None,
+               ) -> list[tuple[str, Grade | None, str]]:
     """Grade every ``(name, path)`` into ``out/<name>/`` (``exercises``, default all); return
-    ``(name, grade, note)`` rows. Names are made safe first (:func:`safe_names`)."""
+    ``(name, grade, note)`` rows. Names are made safe first (:func:`safe_names`).
+
+    ``grader`` grades one staged submission into its report folder, ``jobs`` at once: by default
+    a grader process here; :meth:`autograder.cluster.Cluster.grade` sends it to a Dask cluster."""
+    grader = grader or grade_in_child
     out = out.resolve()  # the graders run in scratch folders of their own
     submissions = safe_names(submissions)
     out.mkdir(parents=True, exist_ok=True)
@@ -84,7 +100,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
                TextColumn("{task.description}"))
     with Progress(*columns, console=console, transient=False) as progress, ThreadPoolExecutor(max(1, jobs)) as pool:
         bar = progress.add_task("", total=len(todo))
-        running = {pool.submit(grade_in_child, course, name, staged, folder, exercises): (name, staged, key)
+        running = {pool.submit(grader, course, name, staged, folder, exercises): (name, staged, key)
                    for name, staged, key, folder in todo}
         for future in as_completed(running):
             name, staged, key = running[future]
@@ -92,8 +108,9 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
             staged.remove()
             if graded is None:
                 rows[name] = (name, None, problem)
-            else:
-                book.record(name, key, isolation().describe(), graded, course.max_score, seconds)
+            else:  # what staging noticed (a copied notebook cell, skipped links) is the instructor's to see too
+                book.record(name, key, isolation().describe(), graded, course.max_score, seconds,
+                            note="; ".join(staged.notes))
                 rows[name] = (name, graded, f"{seconds:.1f} s")
             progress.update(bar, advance=1, description=name)
     book.write_csv(course, out / "grades.csv")
@@ -132,6 +149,13 @@ def report_folder(out: Path, name: str) -> Path:
     return folder
 
 
+def grader_seconds(course: Course, exercises: list[str] | None = None) -> float:
+    """How long one grader process may take: its exercises' budgets, capped by the submission's, and a minute
+    for starting up and writing the reports."""
+    budget = course.limits.exercise_seconds * len(exercises or course.exercises)
+    return min(budget, course.limits.submission_seconds or budget) + 60
+
+
 def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
                    exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
     """Grade in a fresh grader process (``exercises``, default all); returns the grade it wrote
@@ -141,7 +165,7 @@ def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
     command = [sys.executable, "-m", "autograder", "--course", str(course.file), "grade-one",  # a name may start
                str(staged.root), str(folder), f"--name={name}", "--notes", json.dumps(staged.notes)]  # with "-"
     command += [f"--exercise={module}" for module in exercises or ()]
-    limit = sum(course.limits.exercise_seconds for _ in course.exercises) + 120
+    limit = grader_seconds(course, exercises)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="autograder-grader-") as scratch, log.open("wb") as output:
         env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": scratch,

@@ -23,9 +23,10 @@ from hypothesis import HealthCheck, Phase, settings
 
 from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
-from .proxy import MissingName, Session
+from .proxy import Known, MissingName, Session
 from .results import PropertyResult, clip
 from .sandbox import Layout, Limits
+from .stubs import sure_stubs
 
 PROFILE = "autograder"
 
@@ -34,24 +35,31 @@ class GradingPlugin:
     """Registered with ``pytest.main(plugins=[...])`` for one submission."""
 
     def __init__(self, course: Course, submission: Path, public_only: bool = False,
-                 exercises: list[str] | None = None):
+                 exercises: list[str] | None = None, first_failure: bool = False):
         self.course = course
+        self.first_failure = first_failure
         self.chosen = [e for e in course.exercises if exercises is None or e.module in exercises]
         self.submission = submission
         self.public_only = public_only
         self.results: list[PropertyResult] = []
         self.problems: list[str] = []
         self.spent = {e.module: 0.0 for e in course.exercises}
+        self.started = time.monotonic()
+        self.known: dict[str, Known] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
 
     # --- configuration and collection -------------------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(n): the points a property is worth")
         config.addinivalue_line("markers", "hidden: feedback shows only the property's name and a one-line reason")
+        # The feedback is this plugin's own; pytest's long traceback of each failure (source lines
+        # of every frame, hypothesis's included) is never shown, and cost half of a zero's grading.
+        config.option.tbstyle = "native"
         settings.register_profile(
             PROFILE, max_examples=self.course.hypothesis.max_examples, database=None, deadline=None,
             print_blob=False, report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
-            phases=[Phase.explicit, Phase.generate, Phase.shrink],
+            # whether anything fails is all a mutation run asks: no shrinking the first failure
+            phases=[Phase.explicit, Phase.generate] + ([] if self.first_failure else [Phase.shrink]),
         )
         settings.load_profile(PROFILE)
         draw_from_the_seed_alone()
@@ -95,10 +103,25 @@ class GradingPlugin:
         if left <= 0:
             raise SandboxFailure("budget",
                                  f"the time budget of {limits.exercise_seconds:g} s for {exercise.module} is used up")
-        session = open_session(self.course, self.submission, exercise, min(limits.property_seconds, left))
+        if limits.submission_seconds is not None:  # wall time since grading began, the suites' own included
+            overall = limits.submission_seconds - (time.monotonic() - self.started)
+            if overall <= 0:
+                raise SandboxFailure("budget", f"the time budget of {limits.submission_seconds:g} s for the whole "
+                                               "submission is used up")
+            left = min(left, overall)
+        session = open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
+                               self._known(exercise))
         yield session
         session.close()
         self.spent[exercise.module] += session.spent
+
+    def _known(self, exercise: Exercise) -> Known:
+        """What this exercise's properties learn for the next ones (:class:`~autograder.proxy.Known`)."""
+        if exercise.module not in self.known:
+            path = self.submission / self.course.package / f"{exercise.module}.py"
+            source = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            self.known[exercise.module] = Known(f"{self.course.package}.{exercise.module}", sure_stubs(source))
+        return self.known[exercise.module]
 
     @pytest.fixture
     def student(self, sandbox: Session, request: pytest.FixtureRequest):
@@ -217,7 +240,8 @@ def _is_builtin_exception(error: StudentError) -> bool:
             and error.mro == [cls.__name__ for cls in builtin.__mro__])
 
 
-def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float) -> Session:
+def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float,
+                 known: Known | None = None) -> Session:
     """A sandbox session on a prepared submission, with the course's limits for ``exercise``."""
     limits = course.limits
     call_seconds = exercise.call_seconds or limits.call_seconds
@@ -232,21 +256,27 @@ def open_session(course: Course, submission: Path, exercise: Exercise, budget_se
                memory_mb=limits.memory_mb, processes=limits.processes, file_mb=limits.file_mb,
                open_files=limits.open_files, message_mb=limits.message_mb, disk_mb=limits.disk_mb),
         budget_seconds=budget_seconds,
+        known=known,
     )
 
 
 def run_suites(course: Course, submission: Path, public_only: bool = False,
-               exercises: list[str] | None = None) -> tuple[list[PropertyResult], float]:
-    """Grade one prepared submission in this process; returns the results and the seconds taken."""
-    plugin = GradingPlugin(course, submission, public_only, exercises)
+               exercises: list[str] | None = None, first_failure: bool = False,
+               observers: tuple[object, ...] = ()) -> tuple[list[PropertyResult], float]:
+    """Grade one prepared submission in this process; returns the results and the seconds taken.
+
+    ``first_failure`` stops at the first failing property, unshrunk (the other properties are
+    not run): for :mod:`autograder.mutate`, which asks only whether a mutant is caught, and
+    registers ``observers`` (more pytest plugins) beside the grading plugin to see how."""
+    plugin = GradingPlugin(course, submission, public_only, exercises, first_failure)
     args = [str(course.path(e.suite)) for e in plugin.chosen] + [
         "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
         f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
-    ]
+    ] + (["-x"] if first_failure else [])
     started = time.monotonic()
     with on_path(course.root):
-        code = pytest.main(args, plugins=[plugin])
+        code = pytest.main(args, plugins=[plugin, *observers])
     if plugin.problems:
         raise GraderError("the course's suites are broken:\n" + "\n".join(plugin.problems))
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

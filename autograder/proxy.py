@@ -13,14 +13,24 @@ on it are requests to the worker, and their results come back as plain data, or 
 The session starts its worker on first use, restarts it after a crash, enforces the call
 time limit and the property's time budget, and turns every failure into a
 :class:`~autograder.errors.StudentError` or a :class:`~autograder.errors.SandboxFailure`.
+
+Every property starts a fresh worker, and every fresh worker answers a property's first
+requests (importing the module, looking up its names) the same way. A :class:`Known`, shared
+by the properties of one exercise, keeps those answers, so a session answers them itself
+and starts its worker only for the first request it has no answer to, replaying the
+lookups there first. A call to a sure stub (:mod:`autograder.stubs`) fails "not implemented
+yet" with no worker at all, word for word as the worker's answer would: untouched exercises
+cost no worker start per property.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import reprlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import codec
@@ -83,11 +93,22 @@ class Remote:
         return f"<student {self._label}>"
 
 
+@dataclass
+class Known:
+    """What the properties of one exercise learnt that holds for every fresh worker: the module
+    the exercise imports, its sure stubs, and the answers to the lookups that begin a session
+    (keyed by the requests so far, in order)."""
+
+    module: str
+    stubs: dict[str, inspect.Signature]
+    answers: dict[tuple[bytes, ...], bytes] = field(default_factory=dict)
+
+
 class Session:
     """The worker behind one property, with its time limits."""
 
     def __init__(self, layout: Layout, limits: Limits, budget_seconds: float,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, known: Known | None = None):
         self.layout = layout
         self.limits = limits
         self.budget = budget_seconds
@@ -95,6 +116,8 @@ class Session:
         self.clock = clock
         self.worker: Worker | None = None
         self.generation = 0
+        self.known = known
+        self.lookups: list[bytes] | None = [] if known is not None else None  # while only looking up
 
     def module(self, name: str) -> Remote:
         """A module imported in the worker (the student's, or a course support module)."""
@@ -106,22 +129,88 @@ class Session:
             self.worker = None
 
     def _ask(self, message: dict, call: str) -> Any:
-        left = self.budget - self.spent
-        if left <= 0:
-            raise SandboxFailure("budget", f"{call}: the time budget of {self.budget:g} s for this property is used up")
+        self._left(call)
+        if self.lookups is not None and self.worker is None:
+            return self._ask_known(message, call)
         if self.worker is None:
             self.worker = Worker(self.layout, self.limits)
             self.generation += 1
+        return self._ask_worker(message, call, codec.dumps(message, self._handle_out))
+
+    def _ask_known(self, message: dict, call: str) -> Any:
+        """With no worker yet: answer from what earlier properties learnt; else start the worker,
+        replay there the lookups answered so far, and ask it."""
+        assert self.known is not None and self.lookups is not None
+        self.generation = 1  # the first worker's, should one start
         payload = codec.dumps(message, self._handle_out)
+        key = (*self.lookups, payload)
+        if key in self.known.answers:
+            self.lookups.append(payload)
+            timeout = self.limits.call_seconds
+            return self._reply(self.known.answers[key], message, call, time.monotonic() + timeout, timeout)
+        if self._sure_stub(message):
+            raise SandboxFailure("not_implemented", f"{call}: not implemented yet")
+        self.worker = Worker(self.layout, self.limits)
+        for done in range(1, len(self.lookups) + 1):
+            answer, *_ = self._exchange(self.lookups[done - 1], call)
+            if answer != self.known.answers[tuple(self.lookups[:done])]:
+                self.close()
+                raise SandboxFailure("protocol", f"{call}: two fresh workers answered the same lookup differently "
+                                                 "(does importing the module depend on chance or time?)")
+        return self._ask_worker(message, call, payload)
+
+    def _sure_stub(self, message: dict) -> bool:
+        """A call, with arguments that bind, to a sure stub of the exercise's module."""
+        assert self.known is not None
+        target = message.get("target")
+        if message["op"] != "call" or not isinstance(target, Remote):
+            return False
+        module, _, name = target._label.rpartition(".")
+        signature = self.known.stubs.get(name)
+        if signature is None or module != self.known.module.rpartition(".")[2]:
+            return False
+        try:
+            signature.bind(*message["args"], **message["kwargs"])
+        except TypeError:
+            return False
+        return True
+
+    def _ask_worker(self, message: dict, call: str, payload: bytes) -> Any:
+        answer, deadline, timeout = self._exchange(payload, call)
+        if self.lookups is not None and self.known is not None:  # still looking up: remember the answer
+            if message["op"] in ("import", "getattr"):
+                self.known.answers.setdefault((*self.lookups, payload), answer)
+                self.lookups.append(payload)
+            else:
+                self.lookups = None
+        return self._reply(answer, message, call, deadline, timeout)
+
+    def _exchange(self, payload: bytes, call: str) -> tuple[bytes, float, float]:
+        """The worker's answer to one request, the deadline for decoding it, and the call's time limit."""
+        assert self.worker is not None
         started, began = self.clock(), time.monotonic()
-        timeout = min(self.limits.call_seconds, left)
-        try:  # decoding the answer is part of the call's time: a slow answer is the student's
-            answer = self.worker.request(payload, timeout)
-            reply = codec.loads(answer, self._handle_in(self._label_for(message, call)),
-                                deadline=began + timeout)
+        timeout = min(self.limits.call_seconds, self._left(call))
+        try:
+            return self.worker.request(payload, timeout), began + timeout, timeout
         except SandboxFailure as failure:
             self.worker = None
             raise SandboxFailure(failure.kind, f"{call}: {failure}") from None
+        finally:
+            self.spent += self.clock() - started
+
+    def _left(self, call: str) -> float:
+        """What is left of the property's time budget; none left fails the call."""
+        left = self.budget - self.spent
+        if left <= 0:
+            raise SandboxFailure("budget", f"{call}: the time budget of {self.budget:g} s for this property is used up")
+        return left
+
+    def _reply(self, answer: bytes, message: dict, call: str, deadline: float, timeout: float) -> Any:
+        """The decoded answer: plain data, student objects, or the failure it reports. Decoding
+        is part of the call's time: a slow answer is the student's."""
+        started = self.clock()
+        try:
+            reply = codec.loads(answer, self._handle_in(self._label_for(message, call)), deadline=deadline)
         except codec.CodecTimeout:
             self.close()
             raise SandboxFailure("timeout", f"{call}: took longer than {timeout:.3g} s (decoding its answer)") from None

@@ -98,15 +98,16 @@ class Grade:
         """Gradescope's ``results.json`` document, capped to ``course``'s limits."""
         grade = self.capped(course.limits)
         timing = {} if grade.seconds is None else {"execution_time": round(grade.seconds, 3)}
-        return {"score": grade.score, **timing, "output": grade.notes_text, "visibility": "visible",
-                "tests": [grade._gradescope_test(r) for r in grade.results]}
+        seen = course.visibility
+        return {"score": grade.score, **timing, "output": grade.notes_text, "visibility": seen.score,
+                "tests": [grade._gradescope_test(r, seen.hidden_properties) for r in grade.results]}
 
-    def _gradescope_test(self, result: PropertyResult) -> dict:
+    def _gradescope_test(self, result: PropertyResult, hidden_visibility: str) -> dict:
         extra: dict[str, object] = {"exercise": result.exercise}
         if self.seconds is not None:
             extra |= {"property": result.name, "hidden": result.hidden}
         return {"name": result.title, "score": result.score, "max_score": result.points, "status": result.status,
-                "visibility": "after_published" if result.hidden else "visible", "output": result.output,
+                "visibility": hidden_visibility if result.hidden else "visible", "output": result.output,
                 "extra_data": extra}
 
     @classmethod

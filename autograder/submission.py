@@ -1,15 +1,20 @@
 """Submissions: a folder or a ``.zip``, laid out either way, staged into one normal form.
 
 A submission holds the course's package folder (``exercises/``), or the exercise modules
-directly at its top (a zip may wrap either in one folder). :func:`stage` copies it into a
+directly at its top (a zip may wrap either in one folder); a single ``.py`` or ``.ipynb``
+file is a submission too. An exercise may come as a notebook, ``<module>.ipynb``: its code
+cells become ``<module>.py`` (:mod:`autograder.notebook`), and where each line came from is
+kept in ``NOTEBOOKS`` beside the package, so that feedback names the notebook's cells.
+:func:`stage` copies it into a
 fresh folder as ``<package>/...``, adds the course's provided files where the student left
 them out, and hashes the result, so both layouts grade the same and an unchanged
 submission is recognised. The staged folder is private to the grader's user (0700, files
 0600): the sandbox copies what a worker needs. Zips are read member by member: no absolute
 paths, no ``..``, no links, and caps on the number of entries (checked before they are
-parsed), of files and of their size. Links inside a folder are skipped. Anything
-unreadable raises :class:`SubmissionError` with a one-line message for the instructor, and
-leaves no staged folder behind.
+parsed), of files and of their size. Folders that are never graded (``.git``, ``.venv``,
+``__MACOSX``, caches) are skipped and do not count against the caps on files. Links inside
+a folder are skipped. Anything unreadable raises :class:`SubmissionError` with a one-line
+message for the instructor, and leaves no staged folder behind.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import itertools
+import json
 import lzma
 import os
 import shutil
@@ -29,12 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .config import Course
+from .notebook import NotebookError, NotebookModule, notebook_module
 
 MAX_FILES = 500
 MAX_BYTES = 20 << 20
-MAX_ENTRIES = 4 * MAX_FILES  # entries of any kind (folders, links, skipped ones) read at all
-MAX_DIRECTORY = 1 << 20      # bytes of a zip's table of contents, checked before it is parsed
-SKIPPED_PARTS = {"__pycache__", "__MACOSX", ".git", ".ipynb_checkpoints"}
+MAX_ENTRIES = 4 * MAX_FILES  # entries of any kind (folders, links) read, outside the skipped folders
+MAX_DIRECTORY = 8 << 20      # bytes of a zip's table of contents (skipped folders too), checked before parsing
+SKIPPED_PARTS = {"__pycache__", "__MACOSX", ".git", ".hg", ".svn", ".ipynb_checkpoints", ".venv", "venv",
+                 "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
+                 ".tox", ".idea", ".vscode"}
+NOTEBOOKS = ".notebooks.json"  # staged beside the package: which lines of which module came from which cell
 ENCRYPTED = 0x1              # the zip flag bit of an encrypted member
 
 
@@ -56,8 +66,20 @@ class Staged:
 
 
 def submission_name(path: Path) -> str:
-    """The name a submission is filed under: the folder's name or the zip's stem."""
-    return path.stem if path.suffix.lower() == ".zip" else path.resolve().name
+    """The name a submission is filed under: the folder's name or the file's stem."""
+    return path.stem if path.suffix.lower() in LOOSE | {".zip"} else path.resolve().name
+
+
+LOOSE = {".py", ".ipynb"}  # a single file that is a submission by itself
+
+
+def notebook_spans(root: Path) -> dict[str, NotebookModule]:
+    """The staged notebooks' line maps, by module (see ``NOTEBOOKS``)."""
+    path = root / NOTEBOOKS
+    if not path.is_file():
+        return {}
+    return {module: NotebookModule.spans_from_json(data)
+            for module, data in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
 def stage(course: Course, path: Path) -> Staged:
@@ -71,8 +93,11 @@ def stage(course: Course, path: Path) -> Staged:
         except SubmissionError as error:
             raise SubmissionError("; ".join([str(error), *notes])) from None
         package = PurePosixPath(course.package)
+        chosen, notebooks = _from_notebooks(course, chosen, notes)
         for relative, content in chosen.items():
             _write(path, root, package / relative, content)
+        if notebooks:
+            _write(path, root, PurePosixPath(NOTEBOOKS), json.dumps(notebooks).encode())
         for provided in course.provided:
             if not (root / provided).exists():
                 _write(path, root, PurePosixPath(provided), course.path(provided).read_bytes())
@@ -85,16 +110,44 @@ def stage(course: Course, path: Path) -> Staged:
 def _read(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
     """The submission's files by relative path, and notes on what was skipped."""
     try:
-        mode = path.stat().st_mode
+        status = path.stat()
     except FileNotFoundError:
-        raise SubmissionError(f"{path}: no such folder or .zip file") from None
+        raise SubmissionError(f"{path}: no such folder, .zip, .py or .ipynb file") from None
     except OSError as error:
         raise SubmissionError(f"{path}: cannot read ({error.strerror})") from None
-    if stat.S_ISDIR(mode):
+    if stat.S_ISDIR(status.st_mode):
         return _read_folder(path)
-    if stat.S_ISREG(mode) and path.suffix.lower() == ".zip":
+    if stat.S_ISREG(status.st_mode) and path.suffix.lower() == ".zip":
         return _read_zip(path)
-    raise SubmissionError(f"{path}: not a folder or a .zip file")
+    if stat.S_ISREG(status.st_mode) and path.suffix.lower() in LOOSE:
+        _check_caps(path, 1, status.st_size)
+        return {PurePosixPath(path.name): path.read_bytes()}, []
+    raise SubmissionError(f"{path}: not a folder, a .zip, a .py or an .ipynb file")
+
+
+def _from_notebooks(course: Course, files: dict[PurePosixPath, bytes],
+                    notes: list[str]) -> tuple[dict[PurePosixPath, bytes], dict[str, dict]]:
+    """``files`` with each exercise notebook ``<module>.ipynb`` made into ``<module>.py``, and
+    the line maps by module. A ``.py`` beside its notebook wins; an unreadable notebook is noted."""
+    out = dict(files)
+    maps: dict[str, dict] = {}
+    for exercise in course.exercises:
+        notebook, module = PurePosixPath(f"{exercise.module}.ipynb"), PurePosixPath(f"{exercise.module}.py")
+        if notebook not in files:
+            continue
+        del out[notebook]
+        if module in files:
+            notes.append(f"{module} and {notebook} were both submitted: {module} was graded")
+            continue
+        try:
+            converted = notebook_module(files[notebook])
+        except NotebookError as error:
+            notes.append(f"{notebook} could not be read, so {exercise.module} was not graded: {error}")
+            continue
+        out[module] = converted.source.encode("utf-8")
+        maps[exercise.module] = converted.to_json()
+        notes.extend(converted.notes(str(notebook)))
+    return out, maps
 
 
 def _read_folder(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
@@ -156,7 +209,7 @@ def _read_zip(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
     notes: list[str] = []
     total = 0
     with _open_zip(path) as archive:
-        _check_entries(path, len(archive.infolist()))
+        _check_entries(path, sum(not _skipped(info.filename) for info in archive.infolist()))
         for info in archive.infolist():
             relative = _safe_member(path, info.filename)
             if info.is_dir() or relative is None or info.filename.endswith(".pyc"):
@@ -219,6 +272,10 @@ def _safe_member(archive: Path, name: str) -> PurePosixPath | None:
     return member
 
 
+def _skipped(name: str) -> bool:
+    return any(part in SKIPPED_PARTS for part in PurePosixPath(name.replace("\\", "/")).parts)
+
+
 def _check_tree(where: Path, files: dict[PurePosixPath, bytes]) -> None:
     """Refuse a path that is a file and also holds files (only a zip can say so)."""
     ordered = sorted(files, key=lambda p: p.parts)  # a folder's files follow it directly
@@ -241,7 +298,7 @@ def _check_caps(where: Path, count: int, total: int) -> None:
 
 def _choose_package(course: Course, files: dict[PurePosixPath, bytes], where: Path) -> dict[PurePosixPath, bytes]:
     """The files of the package, relative to the package folder, whichever layout was used."""
-    modules = {f"{e.module}.py" for e in course.exercises}
+    modules = {f"{e.module}{suffix}" for e in course.exercises for suffix in LOOSE}
     while True:
         if PurePosixPath(course.package) in files:
             raise SubmissionError(f"{where.name}: {course.package!r} is a file, not a folder")
@@ -254,7 +311,8 @@ def _choose_package(course: Course, files: dict[PurePosixPath, bytes], where: Pa
         if len(tops) != 1 or any(len(p.parts) == 1 for p in files):
             raise SubmissionError(
                 f"{where.name}: found no {course.package}/ folder and none of "
-                f"{', '.join(sorted(modules))} at the top of the submission")
+                f"{', '.join(sorted(f'{e.module}.py' for e in course.exercises))} (or their .ipynb notebooks) "
+                "at the top of the submission")
         top = tops.pop()
         files = {p.relative_to(top): c for p, c in files.items()}
 

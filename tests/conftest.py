@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder.config import load_course
@@ -76,6 +77,8 @@ def leaks(folder: Path) -> list[str]:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue
+        if path.suffix == ".ipynb":  # the cells' text, not the JSON strings that hold it
+            text = "\n".join(cell.source for cell in nbformat.reads(text, as_version=4).cells)
         lines = {line.strip() for line in text.splitlines()}
         found += [f"{path}: solution line {line!r}" for line in sorted(lines & secrets)]
         found += [f"{path}: hidden property {name}" for name, doc in hidden.items() if name in text or doc in text]

@@ -11,9 +11,10 @@ from tests.conftest import ROOT, autograder
 
 def test_the_course_loads():
     course = load_course(ROOT / "course.yaml")
-    assert course.max_score == 100
+    assert course.max_score == 100 and course.bonus_points == 10 and course.max_score_text == "100 + 10 bonus"
     assert [e.module for e in course.exercises] == [
-        "ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity"]
+        "ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity", "ex6_unigram"]
+    assert [e.module for e in course.exercises if e.bonus] == ["ex6_unigram"]
     assert course.hypothesis.seed == 20261130
 
 
@@ -43,6 +44,9 @@ def write_variant(tmp_path: Path, change) -> Path:
     (lambda c: c["sandbox"]["env"].update({"BAD NAME": "x"}),
      "sandbox.env: Value error, 'BAD NAME' is not an environment"),
     (lambda c: c.update(exercises=[]), "exercises: List should have at least 1 item"),
+    (lambda c: c["exercises"][5].update(bonus=False), "exercise points add up to 110, but total_points is 100"),
+    (lambda c: c["exercises"][0].update(bonus="maybe"), "exercises[0].bonus: Input should be a valid boolean"),
+    (lambda c: [e.update(bonus=True) for e in c["exercises"]], "every exercise is a bonus"),
 ])
 def test_schema_errors_name_the_key(tmp_path, change, message):
     with pytest.raises(CourseConfigError) as caught:
@@ -93,3 +97,12 @@ def test_a_course_replaces_the_delivery_texts_with_its_own(tmp_path):
     with pytest.raises(CourseConfigError,
                        match=r"delivery\.templates\.nbgrader_howto: unknown placeholder \$\{points\}"):
         load_course(wrong)
+
+
+def test_bonus_points_come_on_top_of_the_full_marks(tmp_path):
+    """A course without ``total_points`` counts the exercises that are not bonus; no bonus, no suffix."""
+    plain = load_course(write_variant(tmp_path, lambda c: (c.pop("total_points"), c["exercises"].pop())))
+    assert plain.max_score == 100 and plain.bonus_points == 0 and plain.max_score_text == "100"
+    assert [e.points_text for e in plain.exercises] == ["20", "25", "20", "15", "20"]
+    course = load_course(ROOT / "course.yaml")
+    assert course.exercise("ex6_unigram").points_text == "10 bonus"

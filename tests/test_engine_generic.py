@@ -20,6 +20,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tests.conftest import ROOT, autograder
@@ -180,3 +181,86 @@ def test_gradescope_bundles_the_toy_course(toy, tmp_path):
     assert {"setup.sh", "run_autograder", "course.yaml", "requirements.lock", "autograder/plugin.py",
             "toy/ex_sum.py", "answers/ex_sum.py", "suites/ex_sum.py"} <= names
     assert not {n for n in names if n.split("/")[0] in COURSE_PACKAGES - {"suites"}}
+
+
+HANG = "import time\n\n\ndef add_all(numbers):\n    time.sleep(3)\n    return 0\n"
+
+
+def budget_course(toy: Path) -> Path:
+    """The toy course with a 4-second budget for a whole submission."""
+    config = (toy / "course.yaml").read_text().replace("  exercise_seconds: 60\n",
+                                                       "  exercise_seconds: 60\n  submission_seconds: 4\n")
+    assert "submission_seconds: 4" in config
+    (toy / "budget.yaml").write_text(config)
+    return toy / "budget.yaml"
+
+
+@pytest.mark.slow
+def test_a_hang_is_cut_by_the_submission_budget_and_results_are_still_written(toy, tmp_path):
+    """``limits.submission_seconds`` caps all exercises together: the hanging call uses up the
+    budget, the next property fails at once saying so, and the reports are written."""
+    hang = tmp_path / "hang"
+    hang.mkdir()
+    (hang / "ex_sum.py").write_text(HANG)
+    graded = autograder("grade", str(hang), "--out", str(tmp_path / "out"), course=budget_course(toy), cwd=toy,
+                        env=engine_only(toy), timeout=600)
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    results = json.loads((tmp_path / "out" / "hang" / "results.json").read_text())
+    assert results["score"] == 0 and len(results["tests"]) == 2
+    assert results["tests"][-1]["output"].endswith("time budget used up.")  # a hidden property says only that
+
+
+def replayed(toy: Path, submission: Path, *args: str, course: Path | None = None) -> str:
+    """``gradescope --run SUBMISSION``: what it printed, after checking it succeeded."""
+    run = autograder("gradescope", "--run", str(submission), *args, course=course or toy / "course.yaml", cwd=toy,
+                     env=engine_only(toy), timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run.stdout
+
+
+@pytest.mark.slow
+def test_gradescope_run_replays_uploads_as_gradescope_places_them(toy, tmp_path):
+    bundle = tmp_path / "autograder.zip"
+    assert run(toy, "gradescope", "--out", str(bundle)).returncode == 0
+    right = "def add_all(numbers):\n    if not isinstance(numbers, list):\n        raise TypeError(numbers)\n" \
+            "    return sum(numbers)\n"
+    notebook = tmp_path / "ex_sum.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("%load_ext autoreload\n" + right)]),
+                   notebook)
+    assert "results.json is valid: score 10, 2 of 2 tests passed" in replayed(toy, notebook, "--zip", str(bundle))
+    repository = tmp_path / "repo.zip"
+    with zipfile.ZipFile(repository, "w") as archive:
+        archive.writestr("work/toy/ex_sum.py", right)
+        for i in range(600):
+            archive.writestr(f"work/.venv/lib/site-packages/m{i}.py", "")
+    assert "results.json is valid: score 10, 2 of 2 tests passed" in replayed(toy, repository, "--zip", str(bundle))
+    broken = tmp_path / "ex_sum.py"
+    broken.write_text("def add_all(numbers:\n    return 0\n")
+    output = replayed(toy, broken, "--zip", str(bundle))
+    assert "results.json is valid: score 0, 0 of 2 tests passed" in output and "SyntaxError" in output
+
+
+@pytest.mark.slow
+def test_gradescope_run_keeps_the_submission_budget_on_a_hang(toy, tmp_path):
+    hang = tmp_path / "ex_sum.py"
+    hang.write_text(HANG)
+    assert "results.json is valid: score 0, 0 of 2 tests passed" in replayed(toy, hang, course=budget_course(toy))
+
+
+@pytest.mark.slow
+def test_a_notebook_with_a_copied_answer_cell_is_graded_in_order_and_noted(toy, tmp_path):
+    """Both copies of an answer cell are graded, top to bottom (the last definition counts); the
+    student's feedback and the gradebook's note say so."""
+    answer = {"nbgrader": {"grade_id": "ex_sum_add_all", "solution": True, "grade": False, "locked": False}}
+    cells = [nbformat.v4.new_markdown_cell("# Adding numbers"),
+             nbformat.v4.new_code_cell("def add_all(numbers):\n    return 0\n", metadata=answer),
+             nbformat.v4.new_code_cell("def add_all(numbers):\n    if not isinstance(numbers, list):\n"
+                                       "        raise TypeError(numbers)\n    return sum(numbers)\n", metadata=answer)]
+    notebook = tmp_path / "ex_sum.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), notebook)
+    graded = run(toy, "grade", str(notebook), "--out", str(tmp_path / "out"))
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    (row,) = csv.DictReader((tmp_path / "out" / "grades.csv").open())
+    copied = "ex_sum.ipynb: cells 2, 3 are all the answer cell 'ex_sum_add_all' (one was copied)"
+    assert row["score"] == "10" and copied in row["note"]
+    assert copied in (tmp_path / "out" / "ex_sum" / "feedback.md").read_text()

@@ -3,6 +3,7 @@
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -169,3 +170,19 @@ def test_headlines_show_dict_arguments_in_their_real_order():
 
     assert _short.repr({"the": 3, "a": 1, "cat": 2}) == "{'the': 3, 'a': 1, 'cat': 2}"
     assert _short.repr({index: 0 for index in range(9, 0, -1)}).startswith("{9: 0, 8: 0")
+
+
+def test_results_json_takes_its_visibility_from_the_course(tmp_path):
+    result = PropertyResult(exercise="ex1_merge_tracing", name="p", points=1, score=0, passed=False, hidden=True,
+                            output="wrong result")
+    grade = Grade((result, replace(result, name="q", hidden=False)), ("notes",), 1.0)
+    default = grade.to_gradescope(load_course(ROOT / "course.yaml"))
+    assert default["visibility"] == "visible" and [t["visibility"] for t in default["tests"]] == [
+        "after_published", "visible"]
+    changed = load_course(write_variant(tmp_path, lambda c: c.update(
+        visibility={"hidden_properties": "after_due_date", "score": "after_published"})))
+    document = grade.to_gradescope(changed)
+    assert document["visibility"] == "after_published"
+    assert [t["visibility"] for t in document["tests"]] == ["after_due_date", "visible"]
+    with pytest.raises(CourseConfigError, match="visibility.hidden_properties"):
+        load_course(write_variant(tmp_path, lambda c: c.update(visibility={"hidden_properties": "visible"})))

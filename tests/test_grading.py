@@ -36,7 +36,7 @@ def results(base: Path, out: str, name: str) -> dict:
 def test_grading_exits_zero_and_scores(graded):
     base, runs, _ = graded
     assert [run.returncode for run in runs] == [0, 0], runs[0].stderr
-    assert results(base, "out1", "reference")["score"] == 100
+    assert results(base, "out1", "reference")["score"] == 110  # 100 + 10 bonus
     stubs = results(base, "out1", "stubs")
     assert stubs["score"] == 0
     assert all("not implemented yet" in test["output"] for test in stubs["tests"])
@@ -51,7 +51,7 @@ def test_results_follow_gradescope_schema(graded):
         assert test["status"] in ("passed", "failed")
         assert test["visibility"] in ("visible", "after_published")
         assert test["extra_data"]["exercise"].startswith("ex")
-    assert sum(t["max_score"] for t in document["tests"]) == 100
+    assert sum(t["max_score"] for t in document["tests"]) == 110  # the bonus exercise's 10 included
 
 
 def test_same_submission_gives_byte_identical_tests(graded):
@@ -66,7 +66,8 @@ def test_csv_gradebook_and_resume(graded):
     assert again.returncode == 0
     assert again.stdout.count("unchanged, skipped") == 2
     rows = {row["submission"]: row for row in csv.DictReader((base / "out1" / "grades.csv").open())}
-    assert rows["reference"]["score"] == "100" and rows["stubs"]["score"] == "0"
+    assert rows["reference"]["score"] == "110" and rows["stubs"]["score"] == "0"
+    assert rows["reference"]["max_score"] == "100" and rows["reference"]["ex6_unigram"] == "10"
     assert rows["reference"]["ex1_merge_tracing"] == "20"
     with sqlite3.connect(base / "out1" / "gradebook.sqlite") as db:
         gradings = db.execute("SELECT submission, digest, seed, engine_version FROM gradings").fetchall()

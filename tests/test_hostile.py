@@ -144,12 +144,12 @@ def test_batch_with_hostile_submissions_completes_and_touches_nothing_else(tmp_p
     assert run.returncode == 0, run.stdout + run.stderr
     scores = {line.split(",")[0]: float(line.split(",")[1])
               for line in (out / "grades.csv").read_text().splitlines()[1:]}
-    assert scores["honest"] == 100
-    assert scores["syntax"] == 80
+    assert scores["honest"] == 110  # 100 + 10 bonus
+    assert scores["syntax"] == 90
     assert scores["escape"] == 0
     assert "points outside the submission" in (out / "escape" / "feedback.md").read_text()
     assert scores["linked"] == 0 and "links" in (out / "linked" / "feedback.md").read_text()
-    assert 80 <= scores["forger"] < 100
+    assert 90 <= scores["forger"] < 110
     assert '"score": 100, "tests": []' not in (out / "honest" / "results.json").read_text()
     assert not (tmp_path / "outside.py").exists() and not (subs.parent.parent / "outside.py").exists()
     assert tree_digest(ROOT) == before

@@ -8,10 +8,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder.config import load_course
-from autograder.submission import MAX_ENTRIES, MAX_FILES, SubmissionError, stage, submission_name
+from autograder.submission import MAX_ENTRIES, MAX_FILES, SubmissionError, notebook_spans, stage, submission_name
 from tests.conftest import ROOT
 
 COURSE = load_course(ROOT / "course.yaml")
@@ -180,10 +181,10 @@ def test_truncated_zip(tmp_path):
 def test_no_exercises_found(tmp_path, refused):
     refused(make_zip(tmp_path / "x.zip", {"notes.txt": b"hi", "other/a.py": b""}),
             "found no exercises/ folder and none of ex1_merge_tracing.py")
-    refused(tmp_path / "missing", "no such folder or .zip")
-    refused(tmp_path / "missing.zip", "no such folder or .zip")
+    refused(tmp_path / "missing", "no such folder, .zip, .py or .ipynb file")
+    refused(tmp_path / "missing.zip", "no such folder, .zip, .py or .ipynb file")
     (tmp_path / "notes.txt").write_text("hi")
-    refused(tmp_path / "notes.txt", "notes.txt: not a folder or a .zip file")
+    refused(tmp_path / "notes.txt", "notes.txt: not a folder, a .zip, a .py or an .ipynb file")
 
 
 def test_folder_named_like_a_zip_is_a_folder(tmp_path):
@@ -282,24 +283,65 @@ def test_folder_file_name_not_utf8(tmp_path, refused):
     refused(tmp_path / "hal", r"a file name that is not valid UTF-8: b'exercises/bad\\xff.py'")
 
 
-@pytest.mark.parametrize("member", ["exercises/__pycache__/f{}.pyc", "exercises/d{}/"])
-def test_zip_entry_cap_counts_skipped_entries(tmp_path, refused, member):
+@pytest.mark.parametrize("member", ["exercises/f{}.pyc", "exercises/d{}/"])
+def test_zip_entry_cap_counts_entries_outside_skipped_folders(tmp_path, refused, member):
     entries = {member.format(i): b"" for i in range(MAX_ENTRIES + 1)}
     archive = make_zip(tmp_path / "entries.zip", {"exercises/ex1_merge_tracing.py": MODULE.encode(), **entries})
     refused(archive, f"more than {MAX_ENTRIES} entries")
 
 
+def test_a_committed_venv_and_git_folder_are_skipped_not_counted(tmp_path):
+    skipped = {f"{top}/lib/f{i}.py": b"x = 1\n" for top in (".venv", ".git", "__MACOSX") for i in range(MAX_FILES)}
+    archive = make_zip(tmp_path / "repo.zip", {"exercises/ex1_merge_tracing.py": MODULE.encode(), **skipped})
+    staged = stage(COURSE, archive)
+    try:
+        assert sorted(p.name for p in (staged.root / "exercises").iterdir()) == ["__init__.py", "ex1_merge_tracing.py",
+                                                                                 "lesson.py"]
+    finally:
+        staged.remove()
+
+
+def test_a_notebook_becomes_its_module_and_a_loose_file_is_a_submission(tmp_path):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# mine"),
+                                               nbformat.v4.new_code_cell("%matplotlib inline\n" + MODULE)])
+    path = tmp_path / "ex1_merge_tracing.ipynb"
+    nbformat.write(notebook, path)
+    staged = stage(COURSE, path)
+    try:
+        source = (staged.root / "exercises" / "ex1_merge_tracing.py").read_text()
+        assert source.startswith("get_ipython().run_line_magic('matplotlib', 'inline')\n") and MODULE in source
+        spans = notebook_spans(staged.root)["ex1_merge_tracing"]
+        assert spans.locate(2) == (2, 2)
+    finally:
+        staged.remove()
+    assert submission_name(path) == "ex1_merge_tracing"
+
+
+def test_an_unreadable_notebook_is_noted_and_the_rest_still_staged(tmp_path):
+    folder = tmp_path / "nia" / "exercises"
+    folder.mkdir(parents=True)
+    (folder / "ex1_merge_tracing.ipynb").write_text("{not json")
+    (folder / "ex2_special_tokens.py").write_text(MODULE)
+    staged = stage(COURSE, tmp_path / "nia")
+    try:
+        assert not (staged.root / "exercises" / "ex1_merge_tracing.py").exists()
+        assert any("ex1_merge_tracing.ipynb could not be read" in note and "not valid JSON" in note
+                   for note in staged.notes)
+    finally:
+        staged.remove()
+
+
 def test_zip_entry_cap_comes_before_parsing(tmp_path, refused, monkeypatch):
-    names = {f"exercises/__pycache__/{'x' * 2000}{i}.pyc": b"" for i in range(600)}  # a 1.2 MB table of contents
+    names = {f"exercises/__pycache__/{'x' * 2000}{i}.pyc": b"" for i in range(4400)}  # an 8.8 MB table of contents
     archive = make_zip(tmp_path / "toc.zip", names)
 
     def parse(*args, **kwargs):
         raise AssertionError("the table of contents was parsed")
     monkeypatch.setattr(zipfile, "ZipFile", parse)
-    refused(archive, "table of contents is over 1 MB")
+    refused(archive, "table of contents is over 8 MB")
 
 
-def test_folder_entry_cap_counts_skipped_entries(tmp_path, refused):
+def test_folder_entry_cap_counts_every_entry(tmp_path, refused):
     folder = tmp_path / "ida" / "exercises"
     folder.mkdir(parents=True)
     (folder / "ex1_merge_tracing.py").write_text(MODULE)
