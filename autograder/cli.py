@@ -21,7 +21,7 @@
   listed as equivalent. See :mod:`autograder.mutate`.
 
 Problems with the course, a submission or the grader print one clear message and exit 2.
-Official grading (``grade``, ``grade-one``, and ``check`` outside a student release) refuses
+Official grading (``grade`` and its grader processes, and ``check`` outside a student release) refuses
 to run student code where no sandbox layer keeps it from the grader's files, or where the
 sandbox's canary gets through: it names each layer tried and exits 3.
 ``--unsafe-no-sandbox`` (or ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``) grades anyway, and every
@@ -134,13 +134,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="list pairs whose similarity reaches this share (default 0.5)")
     report.set_defaults(run=_report)
 
-    one = commands.add_parser("grade-one")  # internal: one submission, in a fresh grader process
-    one.add_argument("staged", type=Path)
-    one.add_argument("out", type=Path)
-    one.add_argument("--name", required=True)
-    one.add_argument("--notes", default="[]")
-    one.add_argument("--exercise", action="append", help="grade only this exercise module (repeatable)")
-    one.set_defaults(run=_grade_one)
+    serve = commands.add_parser("grade-serve")  # internal: the grader process of grading.GraderProcess
+    serve.set_defaults(run=_grade_serve)
     return parser
 
 
@@ -228,14 +223,24 @@ def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _grade_one(course: Course, args: argparse.Namespace, console: Console) -> int:
+def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> int:
+    """Grade the staged submissions that ``grading.GraderProcess`` asks for, one JSON line each
+    (``staged``, ``out``, ``name``, ``notes``, ``exercises``), answering ``graded`` on a line of its
+    own once the reports are written. Whatever else prints goes to stderr, the process's log."""
     from .grading import grade_staged
     from .report import write_reports
     from .submission import Staged
 
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     require_isolation(args.unsafe)
-    staged = Staged(args.name, args.staged, "", json.loads(args.notes))
-    write_reports(course, args.out, args.name, grade_staged(course, staged, exercises=args.exercise))
+    for line in sys.stdin:
+        request = json.loads(line)
+        staged = Staged(request["name"], Path(request["staged"]), "", request["notes"])
+        grade = grade_staged(course, staged, exercises=request["exercises"] or None)
+        write_reports(course, Path(request["out"]), request["name"], grade)
+        answers.write("graded\n")
+        answers.flush()
     return 0
 
 

@@ -1,7 +1,7 @@
 """Grading one submission, and many in parallel with a progress bar and a gradebook.
 
-Each submission is graded in a fresh grader process (``python -m autograder grade-one``),
-so no state of one grading can reach the next; that process runs the suites, which start
+Each submission is graded in a fresh grader process (:class:`GraderProcess`), so no state
+of one grading can reach the next; that process runs the suites, which start
 the sandboxed workers. The batch keeps going whatever happens to one submission.
 """
 
@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import selectors
 import subprocess
 import sys
 import tempfile
@@ -160,23 +161,92 @@ def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
                    exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
     """Grade in a fresh grader process (``exercises``, default all); returns the grade it wrote
     to ``folder/results.json`` (or None), the seconds and a problem."""
-    folder.mkdir(parents=True, exist_ok=True)
-    log = folder / "grader.log"
-    command = [sys.executable, "-m", "autograder", "--course", str(course.file), "grade-one",  # a name may start
-               str(staged.root), str(folder), f"--name={name}", "--notes", json.dumps(staged.notes)]  # with "-"
-    command += [f"--exercise={module}" for module in exercises or ()]
-    limit = grader_seconds(course, exercises)
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="autograder-grader-") as scratch, log.open("wb") as output:
+    with GraderProcess(course) as grader:
+        return grader.grade(name, staged, folder, exercises)
+
+
+class GraderProcess:
+    """A grader process (``python -m autograder grade-serve``) that grades staged submissions
+    one after another, each into its report folder, until it is closed.
+
+    :func:`grade_in_child` uses one per submission, so no state of one grading reaches the
+    next. nbgrader uses one for all of a student's notebooks, which saves a grader's start-up
+    (Python, pytest, hypothesis, the suites, the sandbox's check) for every notebook but the
+    first. A grading that fails, overruns :func:`grader_seconds` or kills the process ends
+    it: its output goes to that grading's ``grader.log``, and the next grading (as after a
+    process that died between gradings) starts a fresh process.
+    """
+
+    def __init__(self, course: Course):
+        self.course = course
+        self.process: subprocess.Popen | None = None
+        self.scratch: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> GraderProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def grade(self, name: str, staged: Staged, folder: Path,
+              exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
+        folder.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        request = {"staged": str(staged.root), "out": str(folder), "name": name, "notes": staged.notes,
+                   "exercises": list(exercises or ())}
+        if self.process is not None and self.process.poll() is not None:  # it died between gradings
+            self.close()
+        try:
+            process = self.process or self._start()
+            assert process.stdin is not None
+            process.stdin.write((json.dumps(request) + "\n").encode())
+            process.stdin.flush()
+            answer = self._answer(time.monotonic() + grader_seconds(self.course, exercises))
+        except (OSError, TimeoutError) as error:
+            answer = "timeout" if isinstance(error, TimeoutError) else "no answer"
+        seconds = time.monotonic() - started
+        if answer == "graded" and (folder / "results.json").is_file():
+            return read_results(folder), seconds, ""
+        self._keep_log(folder / "grader.log")
+        self.close()
+        return None, seconds, f"grader failed ({answer}), see {name}/grader.log"
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream is not None:
+                    stream.close()
+            self.process = None
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
+
+    def _start(self) -> subprocess.Popen:
+        self.scratch = tempfile.TemporaryDirectory(prefix="autograder-grader-")
+        scratch = self.scratch.name
         env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": scratch,
                "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-        try:
-            code: int | str = subprocess.run(command, cwd=scratch, env=env, stdout=output, stderr=output,
-                                             timeout=limit).returncode
-        except subprocess.TimeoutExpired:
-            code = "timeout"
-    seconds = time.monotonic() - started
-    if code == 0 and (folder / "results.json").is_file():
-        log.unlink()
-        return read_results(folder), seconds, ""
-    return None, seconds, f"grader failed ({code}), see {name}/grader.log"
+        with open(Path(scratch) / "grader.log", "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "autograder", "--course", str(self.course.file), "grade-serve"],
+                cwd=scratch, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+        return self.process
+
+    def _answer(self, deadline: float) -> str:
+        """The process's one-line answer to the last request, by ``deadline``; raises TimeoutError."""
+        assert self.process is not None and self.process.stdout is not None
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(self.process.stdout, selectors.EVENT_READ)
+            if not waiting.select(max(0.0, deadline - time.monotonic())):
+                raise TimeoutError
+        line = self.process.stdout.readline()  # the process writes its answer as one line, at once
+        if not line:
+            return f"exit code {self.process.wait()}"
+        return line.decode(errors="replace").strip()
+
+    def _keep_log(self, log: Path) -> None:
+        if self.scratch is not None:
+            output = (Path(self.scratch.name) / "grader.log").read_bytes()
+            log.write_bytes(output[-200_000:])

@@ -264,3 +264,48 @@ def test_a_notebook_with_a_copied_answer_cell_is_graded_in_order_and_noted(toy, 
     copied = "ex_sum.ipynb: cells 2, 3 are all the answer cell 'ex_sum_add_all' (one was copied)"
     assert row["score"] == "10" and copied in row["note"]
     assert copied in (tmp_path / "out" / "ex_sum" / "feedback.md").read_text()
+
+
+# -- one grader process, many gradings -------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(tmp_path):
+    """nbgrader grades all of a student's notebooks in one :class:`GraderProcess`: each grading
+    matches a fresh process's, and a grading that kills the process costs only itself."""
+    from autograder.config import load_course
+    from autograder.grading import GraderProcess, grade_in_child
+    from autograder.submission import stage
+
+    course = load_course(TOY / "course.yaml")
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    (wrong / "ex_sum.py").write_text("def add_all(numbers):\n    return sum(numbers[1:])\n")
+    submissions = {"right": TOY / "answers", "wrong": wrong, "stub": TOY / "toy"}
+
+    def graded(grader, name: str, exercises: list[str] | None = None):
+        staged = stage(course, submissions[name])
+        try:
+            return grader(name, staged, tmp_path / "out" / name, exercises)
+        finally:
+            staged.remove()
+
+    fresh = {name: graded(lambda *a: grade_in_child(course, *a), name)[0] for name in submissions}
+    with GraderProcess(course) as grader:
+        first = graded(grader.grade, "right")[0]
+        assert grader.process is not None
+        pid = grader.process.pid
+        kept = {"right": first, **{name: graded(grader.grade, name)[0] for name in ("wrong", "stub")}}
+        assert grader.process.pid == pid, "every grading but the first reuses the process"
+        assert {n: g.results for n, g in kept.items()} == {n: g.results for n, g in fresh.items()}
+        assert kept["right"].score == 10 and kept["stub"].score == 0 and kept["wrong"].score < 10
+
+        failed, _, problem = graded(grader.grade, "right", ["no_such_exercise"])  # the process dies of it
+        assert failed is None and problem == "grader failed (exit code 2), see right/grader.log"
+        assert "NO_TESTS_COLLECTED" in (tmp_path / "out" / "right" / "grader.log").read_text()  # why, kept
+        again = graded(grader.grade, "wrong")[0]
+        assert grader.process.pid != pid and again.results == fresh["wrong"].results
+
+        grader.process.kill()  # a process that died between gradings is replaced, at no cost
+        grader.process.wait()
+        assert graded(grader.grade, "right")[0].results == fresh["right"].results

@@ -269,3 +269,18 @@ def test_class_report_reads_nbgrader_s_gradebook(course, tmp_path):
     assert re.search(rf'class="hidden-count" data-exercise="{FIRST}" data-failing="3" data-graded="6"', page)
     pairs = re.findall(r'class="pair" data-first="([^"]+)" data-second="([^"]+)" data-score="([0-9.]+)"', page)
     assert {"correct", "copied"} <= {name for pair in pairs for name in pair[:2] if float(pair[2]) >= 0.9}, pairs
+
+
+def test_each_student_s_notebooks_share_one_grader_process_and_the_next_student_gets_a_fresh_one():
+    """nbgrader autogrades a student's assignments one after another: one grader process serves
+    them all (no start-up per notebook), and none of it carries over to the next student."""
+    from autograder.delivery import nbgrader_grade
+
+    first = nbgrader_grade._grader(COURSE, "ada")
+    first._start()
+    try:
+        assert nbgrader_grade._grader(COURSE, "ada") is first
+        second = nbgrader_grade._grader(COURSE, "grace")
+        assert second is not first and first.process is None, "the last student's process is closed"
+    finally:
+        nbgrader_grade._close_graders()

@@ -3,8 +3,9 @@
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
 It stages the notebook as a submission, so that every code cell but the grade cell, in
 order and with IPython's syntax made plain Python, becomes the exercise module
-(:mod:`autograder.notebook`); grades it in a fresh grader process (:func:`~autograder.grading.grade_in_child`, the
-sandboxed engine, only that exercise's suite) and writes the outcome as the grade cell's
+(:mod:`autograder.notebook`); grades it in the student's grader process (a
+:class:`~autograder.grading.GraderProcess`, the sandboxed engine, only that exercise's suite;
+one process serves all of a student's notebooks) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
 ``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
 or the engine's helpers, only ever runs in the sandbox, as the module under test.
@@ -26,6 +27,7 @@ student Markdown and HTML outputs (with ``nh3``) before nbconvert renders a page
 
 from __future__ import annotations
 
+import atexit
 import re
 import tempfile
 from dataclasses import dataclass, replace
@@ -43,7 +45,7 @@ from traitlets import Unicode
 from ..canary import run_canary
 from ..config import Course, load_course
 from ..errors import GraderError
-from ..grading import grade_in_child
+from ..grading import GraderProcess
 from ..notebook import MARK
 from ..results import Grade, PropertyResult
 from ..sandbox import isolation_note, require_isolation
@@ -124,7 +126,8 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
         (folder / course.package / f"{module}.ipynb").write_text(notebook, encoding="utf-8")
         staged = stage(course, folder)
         try:
-            grade, _seconds, problem = grade_in_child(course, student, staged, Path(scratch) / "report", [module])
+            grade, _seconds, problem = _grader(course, student).grade(student, staged, Path(scratch) / "report",
+                                                                      [module])
         finally:
             staged.remove()
         if grade is None:
@@ -132,6 +135,26 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
             details = log.read_text(encoding="utf-8", errors="replace")[-4000:] if log.is_file() else ""
             raise GraderError(f"grading {student}'s {module} failed: {problem}\n{details}")
     return grade
+
+
+def _grader(course: Course, student: str) -> GraderProcess:
+    """The grader process of ``student``: one for all of a student's notebooks (nbgrader
+    autogrades a student's assignments one after another), a fresh one for the next student."""
+    key = (course.file, student)
+    if key not in _GRADER:
+        _close_graders()
+        _GRADER[key] = GraderProcess(course)
+    return _GRADER[key]
+
+
+def _close_graders() -> None:
+    for grader in _GRADER.values():
+        grader.close()
+    _GRADER.clear()
+
+
+_GRADER: dict[tuple[Path, str], GraderProcess] = {}
+atexit.register(_close_graders)
 
 
 def grade_outputs(course: Course, module: str, grade: Grade) -> list:
