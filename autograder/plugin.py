@@ -25,7 +25,7 @@ from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
 from .proxy import Known, MissingName, Session
 from .results import PropertyResult, clip
-from .sandbox import Layout, Limits
+from .sandbox import Layout, Limits, Standby
 from .stubs import sure_stubs
 
 PROFILE = "autograder"
@@ -46,6 +46,7 @@ class GradingPlugin:
         self.spent = {e.module: 0.0 for e in course.exercises}
         self.started = time.monotonic()
         self.known: dict[str, Known] = {}
+        self.standbys: dict[str, Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
 
     # --- configuration and collection -------------------------------------------------
@@ -110,10 +111,23 @@ class GradingPlugin:
                                                "submission is used up")
             left = min(left, overall)
         session = open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
-                               self._known(exercise))
+                               self._known(exercise), self._standby(exercise))
         yield session
         session.close()
         self.spent[exercise.module] += session.spent
+
+    def _standby(self, exercise: Exercise) -> Standby:
+        """The exercise's :class:`~autograder.sandbox.Standby` (an exercise's properties run one
+        after another: the last exercise's is closed, so that no worker idles)."""
+        if exercise.module not in self.standbys:
+            self.close_standbys()
+            self.standbys[exercise.module] = Standby(*worker_setup(self.course, self.submission, exercise))
+        return self.standbys[exercise.module]
+
+    def close_standbys(self) -> None:
+        for standby in self.standbys.values():
+            standby.close()
+        self.standbys.clear()
 
     def _known(self, exercise: Exercise) -> Known:
         """What this exercise's properties learn for the next ones (:class:`~autograder.proxy.Known`)."""
@@ -241,11 +255,17 @@ def _is_builtin_exception(error: StudentError) -> bool:
 
 
 def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float,
-                 known: Known | None = None) -> Session:
+                 known: Known | None = None, standby: Standby | None = None) -> Session:
     """A sandbox session on a prepared submission, with the course's limits for ``exercise``."""
+    return Session(*worker_setup(course, submission, exercise), budget_seconds=budget_seconds, known=known,
+                   standby=standby)
+
+
+def worker_setup(course: Course, submission: Path, exercise: Exercise) -> tuple[Layout, Limits]:
+    """What the workers of ``exercise`` see, and their limits."""
     limits = course.limits
     call_seconds = exercise.call_seconds or limits.call_seconds
-    return Session(
+    return (
         Layout(
             submission=submission,
             support_modules=tuple(course.path(m) for m in course.sandbox.support_modules),
@@ -255,8 +275,6 @@ def open_session(course: Course, submission: Path, exercise: Exercise, budget_se
         Limits(call_seconds=call_seconds, cpu_seconds=int(limits.property_seconds + call_seconds) + 1,
                memory_mb=limits.memory_mb, processes=limits.processes, file_mb=limits.file_mb,
                open_files=limits.open_files, message_mb=limits.message_mb, disk_mb=limits.disk_mb),
-        budget_seconds=budget_seconds,
-        known=known,
     )
 
 
@@ -276,7 +294,10 @@ def run_suites(course: Course, submission: Path, public_only: bool = False,
     ] + (["-x"] if first_failure else [])
     started = time.monotonic()
     with on_path(course.root):
-        code = pytest.main(args, plugins=[plugin, *observers])
+        try:
+            code = pytest.main(args, plugins=[plugin, *observers])
+        finally:
+            plugin.close_standbys()
     if plugin.problems:
         raise GraderError("the course's suites are broken:\n" + "\n".join(plugin.problems))
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

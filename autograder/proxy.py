@@ -20,7 +20,8 @@ by the properties of one exercise, keeps those answers, so a session answers the
 and starts its worker only for the first request it has no answer to, replaying the
 lookups there first. A call to a sure stub (:mod:`autograder.stubs`) fails "not implemented
 yet" with no worker at all, word for word as the worker's answer would: untouched exercises
-cost no worker start per property.
+cost no worker start per property. The worker a session does start comes from the exercise's
+:class:`~autograder.sandbox.Standby`, which booted it while the property before ran.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 
 from . import codec
 from .errors import SandboxFailure, StudentError
-from .sandbox import Layout, Limits, Worker
+from .sandbox import Layout, Limits, Standby, Worker
 
 
 class _InOrder(reprlib.Repr):
@@ -108,9 +109,11 @@ class Session:
     """The worker behind one property, with its time limits."""
 
     def __init__(self, layout: Layout, limits: Limits, budget_seconds: float,
-                 clock: Callable[[], float] = time.monotonic, known: Known | None = None):
+                 clock: Callable[[], float] = time.monotonic, known: Known | None = None,
+                 standby: Standby | None = None):
         self.layout = layout
         self.limits = limits
+        self.standby = standby
         self.budget = budget_seconds
         self.spent = 0.0
         self.clock = clock
@@ -133,9 +136,13 @@ class Session:
         if self.lookups is not None and self.worker is None:
             return self._ask_known(message, call)
         if self.worker is None:
-            self.worker = Worker(self.layout, self.limits)
+            self.worker = self._new_worker()
             self.generation += 1
         return self._ask_worker(message, call, codec.dumps(message, self._handle_out))
+
+    def _new_worker(self) -> Worker:
+        """A fresh worker: booted ahead by the exercise's :class:`~autograder.sandbox.Standby`, if any."""
+        return self.standby.take() if self.standby is not None else Worker(self.layout, self.limits)
 
     def _ask_known(self, message: dict, call: str) -> Any:
         """With no worker yet: answer from what earlier properties learnt; else start the worker,
@@ -150,7 +157,7 @@ class Session:
             return self._reply(self.known.answers[key], message, call, time.monotonic() + timeout, timeout)
         if self._sure_stub(message):
             raise SandboxFailure("not_implemented", f"{call}: not implemented yet")
-        self.worker = Worker(self.layout, self.limits)
+        self.worker = self._new_worker()
         for done in range(1, len(self.lookups) + 1):
             answer, *_ = self._exchange(self.lookups[done - 1], call)
             if answer != self.known.answers[tuple(self.lookups[:done])]:

@@ -205,13 +205,15 @@ def known_good_problem(found: Isolation) -> str | None:
 class Worker:
     """One sandboxed worker process and its request/response pipes."""
 
-    def __init__(self, layout: Layout, limits: Limits, found: Isolation | None = None):
+    def __init__(self, layout: Layout, limits: Limits, found: Isolation | None = None, uid_slot: int = 0):
         self.limits = limits
         self.isolation = found or isolation()
         self.killed: set[int] = set()
+        self.closed = False
         _first_worker()
         self.home = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
-        self.uid = _sandbox_uid() if "uid" in self.isolation.layers else None
+        self.uid_slot = uid_slot
+        self.uid = _sandbox_uid(uid_slot) if "uid" in self.isolation.layers else None
         self.cgroup = None
         self.ready = False
         try:
@@ -254,6 +256,9 @@ class Worker:
 
     def close(self) -> None:
         """Kill the worker and everything it started, and remove its folder and cgroup."""
+        if self.closed:
+            return
+        self.closed = True
         self.killed |= set(_tree(self.process.pid)) - {self.process.pid}  # to reap once orphaned
         if self.process.poll() is None:
             try:
@@ -398,6 +403,40 @@ class Worker:
         return command, work
 
 
+class Standby:
+    """Workers for one run of properties (same layout, same limits), each started while the one
+    before it serves, so that a property seldom waits for its worker to boot.
+
+    Every worker is still a fresh process, started exactly as a cold one: nothing passes from
+    one to the next. At most two live at once, the one serving and the one booting, under the
+    grader's two private uids (:func:`_sandbox_uid`), so that closing one, which kills every
+    process of its uid, leaves the other alone. Taking a worker closes the one taken before.
+    """
+
+    def __init__(self, layout: Layout, limits: Limits):
+        self.layout = layout
+        self.limits = limits
+        self.serving: Worker | None = None
+        self.booting: Worker | None = None
+
+    def take(self) -> Worker:
+        if self.serving is not None:
+            self.serving.close()
+        worker = self.booting or Worker(self.layout, self.limits)
+        self.serving, self.booting = worker, None
+        try:
+            self.booting = Worker(self.layout, self.limits, uid_slot=1 - worker.uid_slot)
+        except (GraderError, OSError):  # not this property's concern: the next take starts one cold, and says why
+            pass
+        return worker
+
+    def close(self) -> None:
+        for worker in (self.serving, self.booting):
+            if worker is not None:
+                worker.close()
+        self.serving = self.booting = None
+
+
 def _bwrap(layout: Layout, host_home: Path, limits: Limits) -> list[str]:
     """bubblewrap's arguments: read-only system and worker files, size-capped tmpfs to write in."""
     disk = str(limits.disk_mb << 20)
@@ -487,12 +526,13 @@ def _owner(pid: int, only: int | None = None) -> int | None:
         return None
 
 
-def _sandbox_uid() -> int:
-    """The private uid of this grader process's workers: unique while the grader lives."""
-    return SANDBOX_UIDS.start + os.getpid()
+def _sandbox_uid(slot: int = 0) -> int:
+    """One of the two private uids of this grader process's workers (``slot`` 0 or 1: the worker
+    serving and the one a :class:`Standby` boots), unique while the grader lives."""
+    return SANDBOX_UIDS.start + 2 * os.getpid() + slot
 
 
-SANDBOX_UIDS = range(200_000, 200_000 + (1 << 22) + 1)  # pid_max is at most 2**22
+SANDBOX_UIDS = range(200_000, 200_000 + (1 << 23) + 2)  # pid_max is at most 2**22
 
 
 @functools.cache

@@ -84,8 +84,9 @@ def sandbox_processes(uids=SANDBOX_UIDS) -> set[str]:
 
 
 def own_sandbox_uid() -> range:
+    """This grader's two private uids (the worker serving and the one booting), if it has them."""
     uid = _sandbox_uid()
-    return range(uid, uid + 1) if "uid" in isolation().layers else range(0)
+    return range(uid, uid + 2) if "uid" in isolation().layers else range(0)
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))

@@ -188,6 +188,32 @@ def stop_reading():
         except OSError:
             pass
     sys.modules["__main__"].read_frame = lambda inbox: time.sleep(3600)
+
+def harm_the_next():
+    import signal
+    killed = []
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # Landlock hides /proc: try the pids near this one (the next worker's is)
+        pids = range(max(1, os.getpid() - 2000), os.getpid() + 2000)
+    for pid in pids:
+        if pid != os.getpid():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except OSError:
+                pass
+    for folder in {os.environ["HOME"], os.getcwd(), "/tmp"}:
+        try:
+            write(f"{folder}/left_behind", "for the next property")
+        except OSError:
+            pass
+    builtins.LEFT_BEHIND = True
+    return killed
+
+def found_left_behind():
+    return hasattr(builtins, "LEFT_BEHIND") or any(
+        os.path.exists(f"{folder}/left_behind") for folder in {os.environ["HOME"], os.getcwd(), "/tmp"})
 '''
 
 
@@ -477,3 +503,29 @@ def test_workers_die_with_their_grader(submission, mode):
     assert alive == [], f"processes of the worker outlived its grader: {alive}"
     sandbox._sweep_folders()  # what the next grader does first
     assert not Path(home).exists()
+
+
+@pytest.mark.parametrize("mode", HOLDING)
+def test_a_standby_worker_is_fresh_and_out_of_reach_of_the_one_serving(submission, monkeypatch, mode):
+    """The worker a Standby boots for the next property lives while this one serves: nothing
+    this one does (kill what it can see, leave files and globals behind) reaches it."""
+    in_mode(monkeypatch, mode)
+    probe = open_session(submission)
+    standby = sandbox.Standby(probe.layout, probe.limits)
+    sessions = [Session(probe.layout, probe.limits, budget_seconds=30, standby=standby) for _ in range(2)]
+    try:
+        first = sessions[0].module("exercises.toy")
+        uid = first.identity()[0]
+        first.harm_the_next()
+        booting = standby.booting
+        assert booting is not None and booting.process.poll() is None, "the next worker boots while this one serves"
+        sessions[0].close()
+        second = sessions[1].module("exercises.toy")
+        assert standby.serving is booting
+        assert second.add(2, 3) == 5 and second.found_left_behind() is False
+        if "uid" in MODES[mode]:
+            assert second.identity()[0] != uid, "the two live workers have uids of their own"
+    finally:
+        for session in sessions:
+            session.close()
+        standby.close()
