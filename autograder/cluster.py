@@ -9,8 +9,9 @@ submissions, keeps the gradebook and writes every report, so a batch resumes as 
 
 - **Same course everywhere.** Before anything is sent, every worker computes the course
   digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
-  not hold (or lets its canary through), stops the batch with its address and reason. Each
-  task checks the digest again, for workers that join later.
+  not hold (or lets its canary through: :class:`~autograder.sandbox.IsolationRefused`, exit
+  status 3 as on one machine), stops the batch with its address and reason. Each task checks
+  the digest again, for workers that join later.
 - **No grade lost.** A task whose worker dies is run again on another worker by the
   scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
   depends only on the submission and the course, so it comes out the same.
@@ -37,7 +38,7 @@ from .errors import GraderError
 from .grading import course_digest, grade_in_child
 from .report import read_results
 from .results import Grade
-from .sandbox import require_isolation
+from .sandbox import IsolationRefused, require_isolation
 from .submission import Staged
 
 
@@ -86,24 +87,28 @@ def connect(address: str, course: Course, unsafe: bool) -> Cluster:
         raise GraderError(f"--cluster {address!r} is not a scheduler address like tcp://HOST:8786: {error}") from None
     digest = course_digest(course)
     answers = client.run(worker_problem, str(course.file), digest, unsafe)
-    problems = [f"{worker}: {problem}" for worker, problem in sorted(answers.items()) if problem]
+    problems = {worker: answer for worker, answer in sorted(answers.items()) if answer}
     if not answers or problems:
         client.close()
-        raise GraderError(f"the cluster at {address} cannot grade this course: "
-                          + ("; ".join(problems) or "it has no workers"))
+        why = "; ".join(f"{worker}: {problem}" for worker, (_, problem) in problems.items()) or "it has no workers"
+        refusal = IsolationRefused if any(sandbox for sandbox, _ in problems.values()) else GraderError
+        raise refusal(f"the cluster at {address} cannot grade this course: {why}")
     return Cluster(client, digest, unsafe)
 
 
-def worker_problem(course_file: str, digest: str, unsafe: bool) -> str | None:
-    """On a worker: None if it grades ``course_file`` as the client does, otherwise why not."""
+def worker_problem(course_file: str, digest: str, unsafe: bool) -> tuple[bool, str] | None:
+    """On a worker: None if it grades ``course_file`` as the client does, otherwise whether its
+    sandbox is what refuses (the batch then stops as a local refusal does: exit status 3) and why."""
     from .canary import run_canary
 
     try:
         course = _worker_course(course_file, digest)
         if require_isolation(unsafe).holds:
             run_canary(course)
+    except IsolationRefused as error:
+        return True, str(error)
     except (GraderError, OSError) as error:
-        return str(error)
+        return False, str(error)
     return None
 
 

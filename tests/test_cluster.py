@@ -37,8 +37,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(*args: str, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOGRADER_COURSE": str(TOY / "course.yaml")}  # the worker's copy
+def start(*args: str, log: Path, **extra_env: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOGRADER_COURSE": str(TOY / "course.yaml"),  # the worker's copy
+           **extra_env}
     return subprocess.Popen([DASK, *args], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env,
                             start_new_session=True)  # its own process group: a kill takes its graders too
 
@@ -125,6 +126,29 @@ def test_a_worker_with_another_course_is_refused(batch, cluster, tmp_path):
                          course=yaml)
     assert refused.returncode == 2
     assert "cannot grade this course" in refused.stderr and "digest does not match" in refused.stderr
+    assert not (tmp_path / "out" / subs[0].name / "results.json").exists()
+
+
+def test_a_worker_without_a_sandbox_stops_the_batch_as_a_local_refusal_does(batch, tmp_path):
+    """Exit status 3, the worker named with why, and nothing graded."""
+    tmp_path, subs = batch
+    address = f"tcp://127.0.0.1:{free_port()}"
+    processes = [start("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard",
+                       log=tmp_path / "scheduler.log")]
+    time.sleep(3)
+    processes.append(start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", "bare",
+                           log=tmp_path / "worker.log", AUTOGRADER_LAYERS=""))  # this machine without any layer
+    try:
+        time.sleep(3)
+        refused = autograder("grade", str(subs[0]), "--out", str(tmp_path / "out"), "--cluster", address,
+                             course=TOY / "course.yaml")
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "cannot grade this course" in refused.stderr and "no sandbox layer" in refused.stderr.lower()
+    assert "Traceback" not in refused.stderr
     assert not (tmp_path / "out" / subs[0].name / "results.json").exists()
 
 
