@@ -1,7 +1,7 @@
 """Self-confinement for the grading worker, standard library only (ctypes on raw syscalls).
 
 The worker calls restrict() (Landlock: file system, TCP, signals, abstract sockets),
-deny_sockets() (seccomp: socket(2), io_uring) and, when it is left running as root,
+deny_syscalls() (seccomp: socket(2), io_uring, kernel keyrings) and, when it is left running as root,
 drop_capabilities() before it imports untrusted student code.
 Both are one-way, need no privilege (they set no_new_privs) and bind every child started
 later. They confine the calling thread only, so call them before any thread is started.
@@ -117,8 +117,10 @@ def _add_path(ruleset: int, path: str, rights: int) -> None:
 
 # seccomp-BPF: the numbers of the machines the worker runs on
 _MACHINES: dict[str, dict[str, Any]] = {
-             "x86_64": {"arch": 0xC000003E, "socket": 41, "clone": 56, "fork": (57, 58), "x32": True},
-             "aarch64": {"arch": 0xC00000B7, "socket": 198, "clone": 220, "fork": (), "x32": False}}
+             "x86_64": {"arch": 0xC000003E, "socket": 41, "clone": 56, "fork": (57, 58), "x32": True,
+                        "keys": (248, 249, 250)},  # add_key, request_key, keyctl
+             "aarch64": {"arch": 0xC00000B7, "socket": 198, "clone": 220, "fork": (), "x32": False,
+                         "keys": (217, 218, 219)}}
 _MACHINES["amd64"], _MACHINES["arm64"] = _MACHINES["x86_64"], _MACHINES["aarch64"]
 _IO_URING_SETUP, _CLONE3, _CLONE_THREAD = 425, 435, 0x10000
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, RET|K
@@ -129,8 +131,11 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
-def deny_sockets(processes: bool = False) -> None:
-    """Make socket(2) fail with EACCES and io_uring_setup(2) with EPERM, for good.
+def deny_syscalls(processes: bool = False) -> None:
+    """Make socket(2) fail with EACCES, and io_uring_setup(2) and the kernel keyring calls
+    (add_key, request_key, keyctl) with EPERM, for good. A keyring outlives the processes that
+    filled it and can be shared by name across uids, so without this one worker could leave
+    data for the next property, or for another student's submission.
 
     With ``processes``, no new process either: fork, vfork and clone fail with EAGAIN unless
     they start a thread (clone3 gives ENOSYS, so the C library falls back to clone). This
@@ -140,7 +145,7 @@ def deny_sockets(processes: bool = False) -> None:
     """
     machine = platform.machine().lower()
     if machine not in _MACHINES or struct.calcsize("P") != 8:  # a 32-bit build would be killed
-        raise OSError(errno.ENOTSUP, f"deny_sockets: unsupported machine {machine!r}")
+        raise OSError(errno.ENOTSUP, f"deny_syscalls: unsupported machine {machine!r}")
     numbers = _MACHINES[machine]
     eacces, eperm, eagain = (_RET_ERRNO | e for e in (errno.EACCES, errno.EPERM, errno.EAGAIN))
     program = [(_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
@@ -149,7 +154,7 @@ def deny_sockets(processes: bool = False) -> None:
                (_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
     if numbers["x32"]:
         program += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, eperm)]
-    denied = [(numbers["socket"], eacces), (_IO_URING_SETUP, eperm)]
+    denied = [(numbers["socket"], eacces), (_IO_URING_SETUP, eperm)] + [(nr, eperm) for nr in numbers["keys"]]
     if processes:
         denied += [(nr, eagain) for nr in numbers["fork"]] + [(_CLONE3, _RET_ERRNO | errno.ENOSYS)]
     for nr, action in denied:  # if nr matches, return action; else go on
@@ -164,7 +169,7 @@ def deny_sockets(processes: bool = False) -> None:
     if _libc.prctl(_PR_SET_SECCOMP, ctypes.c_ulong(_SECCOMP_MODE_FILTER), ctypes.byref(fprog),
                    ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
         err = ctypes.get_errno()
-        raise OSError(err, f"deny_sockets: prctl seccomp: {os.strerror(err)}")
+        raise OSError(err, f"deny_syscalls: prctl seccomp: {os.strerror(err)}")
 
 
 _CAPSET = {"x86_64": 126, "amd64": 126, "aarch64": 91, "arm64": 91}

@@ -6,7 +6,8 @@ Each layer is used wherever this machine allows it, and all of them together whe
   privileges needed, works in containers): it may read only the Python runtime, its copy of
   the submission and the course's support files, and write only its scratch folder; TCP,
   signals to other processes and abstract sockets are denied. A seccomp filter makes
-  ``socket()`` fail, so no network of any kind.
+  ``socket()`` fail, so no network of any kind, and the kernel keyring calls, so no worker
+  leaves data in a keyring for a later one.
 - ``bwrap``: bubblewrap gives new network, pid, ipc and uts namespaces and a root made of
   read-only system folders, the worker's files and two size-capped tmpfs folders.
 - ``uid``: as root (or with ``CAP_SETUID``), the worker runs as an unprivileged uid of its

@@ -56,7 +56,7 @@ def confine(config):
         landlock.drop_capabilities()
     if config["landlock"]:
         landlock.restrict(config["read"], config["write"])
-    landlock.deny_sockets(processes=config["no_processes"])
+    landlock.deny_syscalls(processes=config["no_processes"])
 
 
 class NotebookShell:

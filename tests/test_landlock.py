@@ -153,10 +153,10 @@ def test_no_new_mount_even_in_an_own_user_namespace(tree):
     assert run(code, confine=True, tmp=str(tree)).split() == ["-1", str(errno.EPERM)]
 
 
-def test_deny_sockets_keeps_socketpair():
+def test_deny_syscalls_keeps_socketpair():
     run("""
         socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
-        landlock.deny_sockets()
+        landlock.deny_syscalls()
         for family, kind in [(socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET, socket.SOCK_DGRAM),
                              (socket.AF_INET6, socket.SOCK_STREAM), (socket.AF_UNIX, socket.SOCK_STREAM)]:
             assert denied(socket.socket, family, kind), (family, kind)

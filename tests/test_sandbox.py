@@ -5,6 +5,7 @@ need no course. The grading-level version (points lost only on attacked properti
 ``test_hostile.py``.
 """
 
+import errno
 import os
 import subprocess
 import sys
@@ -211,6 +212,16 @@ def harm_the_next():
     builtins.LEFT_BEHIND = True
     return killed
 
+def keyrings():
+    import ctypes, platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+    outcomes = []
+    for number, args in [(add_key, (b"user", b"left-for-later", b"answers", 7, -4)),  # -4: the user keyring
+                         (keyctl, (1, b"shared-by-name"))]:  # KEYCTL_JOIN_SESSION_KEYRING
+        outcomes.append((libc.syscall(number, *args), ctypes.get_errno()))
+    return outcomes
+
 def found_left_behind():
     return hasattr(builtins, "LEFT_BEHIND") or any(
         os.path.exists(f"{folder}/left_behind") for folder in {os.environ["HOME"], os.getcwd(), "/tmp"})
@@ -357,6 +368,12 @@ def test_import_problems_are_reported(session, module, message):
     with pytest.raises(SandboxFailure, match=message) as caught:
         session.module(f"exercises.{module}")
     assert caught.value.kind == "import"
+
+
+def test_no_kernel_keyrings(session):
+    """A keyring outlives the worker that filled it and can be joined by name from any uid: a
+    channel to later properties and to other students' submissions. In every mode it is shut."""
+    assert session.module("exercises.toy").keyrings() == [(-1, errno.EPERM), (-1, errno.EPERM)]
 
 
 class TestIsolation:
