@@ -1,8 +1,8 @@
 """Grading one submission, and many in parallel with a progress bar and a gradebook.
 
-Each submission is graded in a fresh grader process (:class:`GraderProcess`), so no state
-of one grading can reach the next; that process runs the suites, which start
-the sandboxed workers. The batch keeps going whatever happens to one submission.
+Submissions are graded in grader processes (:class:`GraderProcess`), never in the process
+that stages them and keeps the gradebook; a grader process runs the suites, which start the
+sandboxed workers. The batch keeps going whatever happens to one submission.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import selectors
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -71,8 +72,9 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     ``(name, grade, note)`` rows. Names are made safe first (:func:`safe_names`).
 
     ``grader`` grades one staged submission into its report folder, ``jobs`` at once: by default
-    a grader process here; :meth:`autograder.cluster.Cluster.grade` sends it to a Dask cluster."""
-    grader = grader or grade_in_child
+    a :class:`GraderPool` here; :meth:`autograder.cluster.Cluster.grade` sends it to a Dask cluster."""
+    graders = GraderPool()
+    grader = grader or graders.grade
     out = out.resolve()  # the graders run in scratch folders of their own
     submissions = safe_names(submissions)
     out.mkdir(parents=True, exist_ok=True)
@@ -99,9 +101,10 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
         todo.append((name, staged, key, folder))
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}"))
-    with Progress(*columns, console=console, transient=False) as progress, ThreadPoolExecutor(max(1, jobs)) as pool:
+    with graders, Progress(*columns, console=console, transient=False) as progress, \
+            ThreadPoolExecutor(max(1, jobs)) as threads:
         bar = progress.add_task("", total=len(todo))
-        running = {pool.submit(grader, course, name, staged, folder, exercises): (name, staged, key)
+        running = {threads.submit(grader, course, name, staged, folder, exercises): (name, staged, key)
                    for name, staged, key, folder in todo}
         for future in as_completed(running):
             name, staged, key = running[future]
@@ -165,16 +168,44 @@ def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
         return grader.grade(name, staged, folder, exercises)
 
 
+class GraderPool:
+    """A grader process per grading thread of a batch, which grades that thread's submissions one
+    after another (:class:`GraderProcess`): a batch of 300 on two jobs starts two grader
+    processes, not 300, and each submission's grading is the one a fresh process gives."""
+
+    def __init__(self) -> None:
+        self.local = threading.local()
+        self.graders: list[GraderProcess] = []
+
+    def grade(self, course: Course, name: str, staged: Staged, folder: Path,
+              exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
+        grader = getattr(self.local, "grader", None)
+        if grader is None:
+            grader = self.local.grader = GraderProcess(course)
+            self.graders.append(grader)  # list.append is atomic: threads may add theirs at once
+        return grader.grade(name, staged, folder, exercises)
+
+    def __enter__(self) -> GraderPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for grader in self.graders:
+            grader.close()
+
+
 class GraderProcess:
     """A grader process (``python -m autograder grade-serve``) that grades staged submissions
     one after another, each into its report folder, until it is closed.
 
-    :func:`grade_in_child` uses one per submission, so no state of one grading reaches the
-    next. nbgrader uses one for all of a student's notebooks, which saves a grader's start-up
-    (Python, pytest, hypothesis, the suites, the sandbox's check) for every notebook but the
-    first. A grading that fails, overruns :func:`grader_seconds` or kills the process ends
-    it: its output goes to that grading's ``grader.log``, and the next grading (as after a
-    process that died between gradings) starts a fresh process.
+    Student code never runs in it, and a grading leaves nothing that decides the next one: each
+    runs pytest afresh with its own plugin, workers and hypothesis engine. So a batch keeps one
+    per grading thread (:class:`GraderPool`) and nbgrader one per student, which saves a grader's
+    start-up (Python, pytest, hypothesis, the suites, the sandbox's check) for every grading but
+    the first; :func:`grade_in_child` uses a fresh one, for a Dask worker's task.
+
+    A grading that fails, overruns :func:`grader_seconds` or kills the process ends it: its
+    output goes to that grading's ``grader.log``, and the next grading (as after a process that
+    died between gradings) starts a fresh process.
     """
 
     def __init__(self, course: Course):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -309,3 +310,32 @@ def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(t
         grader.process.kill()  # a process that died between gradings is replaced, at no cost
         grader.process.wait()
         assert graded(grader.grade, "right")[0].results == fresh["right"].results
+
+
+@pytest.mark.slow
+def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp_path, monkeypatch):
+    """A batch's submissions share their thread's grader process (:class:`GraderPool`): one
+    process per job, not per submission, and every grade is a fresh process's."""
+    from rich.console import Console
+
+    from autograder.config import load_course
+    from autograder.grading import GraderProcess, grade_in_child, grade_many
+    from autograder.submission import stage
+
+    course = load_course(TOY / "course.yaml")
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    (wrong / "ex_sum.py").write_text("def add_all(numbers):\n    return sum(numbers[1:])\n")
+    submissions = [("right", TOY / "answers"), ("stub", TOY / "toy"), ("wrong", wrong)]
+    fresh = {}
+    for name, path in submissions:
+        staged = stage(course, path)
+        fresh[name] = grade_in_child(course, name, staged, tmp_path / "fresh" / name)[0]
+        staged.remove()
+    starts = []
+    start = GraderProcess._start
+    monkeypatch.setattr(GraderProcess, "_start", lambda self: starts.append(self) or start(self))
+    rows = grade_many(course, submissions, tmp_path / "batch", 1, True, Console(file=open(os.devnull, "w")))
+    assert len(starts) == 1, "one job, one grader process"
+    assert {name: grade.results for name, grade, _ in rows} == {n: g.results for n, g in fresh.items()}
+    assert all(grader.process is None for grader in starts), "the batch closes its grader processes"
