@@ -5,14 +5,20 @@ defined once, at the module's top level, by a plain ``def`` (no decorator) whose
 docstring at most and then ``raise NotImplementedError`` (with a constant message or none);
 nothing else in the module binds its name or ``NotImplementedError``; and the module uses
 none of the ways to rebind a name unseen (``globals``, ``setattr``, ``exec``, ``__dict__``,
-``sys.modules``, a star import, ...). :func:`sure_stubs` returns their signatures, so that a
-call whose arguments bind can be answered "not implemented yet" without a worker
-(:class:`~autograder.proxy.Known`), exactly as a worker would answer it.
+``sys.modules``, a star import, ...). A class is a sure stub on the same terms when creating
+one can only raise ``NotImplementedError``: it has no base, metaclass or decorator, its body
+holds a docstring and ``def`` statements only, with one undecorated ``__init__`` that is such a
+stub and no ``__new__``, and nothing in the module assigns an attribute named ``__init__``,
+``__new__`` or ``__class__``. :func:`sure_stubs` returns their signatures (a class's without
+``self``), so that a call whose arguments bind can be answered "not implemented yet" without
+a worker (:class:`~autograder.proxy.Known`), exactly as a worker would answer it.
 
     >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))
     ['f']
     >>> sure_stubs('def f(x):\\n    raise NotImplementedError\\nf = print\\n')
     {}
+    >>> sure_stubs('class Tok:\\n    def __init__(self, size):\\n        raise NotImplementedError\\n')
+    {'Tok': <Signature (size)>}
 """
 
 from __future__ import annotations
@@ -39,9 +45,37 @@ def sure_stubs(source: str) -> dict[str, inspect.Signature]:
     bound = Counter(name for node in nodes for name in _binds(node))
     if bound["NotImplementedError"]:
         return {}
-    return {node.name: _signature(node.args) for node in tree.body
-            if isinstance(node, ast.FunctionDef) and not node.decorator_list and bound[node.name] == 1
-            and _only_raises(node)}
+    stubs = {node.name: _signature(node.args) for node in tree.body
+             if isinstance(node, ast.FunctionDef) and not node.decorator_list and bound[node.name] == 1
+             and _only_raises(node)}
+    if not any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and n.attr in CONSTRUCTION
+               for n in nodes):
+        stubs |= {node.name: signature for node in tree.body
+                  if isinstance(node, ast.ClassDef) and bound[node.name] == 1
+                  and (signature := _construction_stub(node)) is not None}
+    return stubs
+
+
+def _construction_stub(node: ast.ClassDef) -> inspect.Signature | None:
+    """The signature of creating an instance of the class, if that can only raise (see the module's docstring)."""
+    if node.bases or node.keywords or node.decorator_list:
+        return None
+    body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+    methods = [statement for statement in body if isinstance(statement, ast.FunctionDef)]
+    inits = [method for method in methods if method.name == "__init__"]
+    if len(methods) < len(body) or any(method.name == "__new__" for method in methods) or len(inits) != 1 \
+            or inits[0].decorator_list or not _only_raises(inits[0]):
+        return None
+    signature = _signature(inits[0].args)
+    parameters = list(signature.parameters.values())
+    if not parameters or parameters[0].kind not in (inspect.Parameter.POSITIONAL_ONLY,
+                                                    inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        return None
+    return signature.replace(parameters=parameters[1:])
+
+
+# attributes whose assignment could change what creating an instance of a class does
+CONSTRUCTION = frozenset({"__init__", "__new__", "__class__"})
 
 
 def _binds(node: ast.AST) -> list[str]:

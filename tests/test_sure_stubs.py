@@ -13,6 +13,8 @@ from autograder.proxy import Known, Session
 from autograder.sandbox import Layout, Limits
 from autograder.stubs import sure_stubs
 
+CLASS = 'class C:\n    """Do it."""\n\n    def __init__(self, size):\n        raise NotImplementedError\n\n' \
+        '    @property\n    def size(self):\n        raise NotImplementedError\n'
 STUB = 'def f(x, y=1, *, z):\n    """Do it."""\n    raise NotImplementedError("f is not implemented yet")\n'
 
 
@@ -30,6 +32,17 @@ STUB = 'def f(x, y=1, *, z):\n    """Do it."""\n    raise NotImplementedError("f
     ("class C:\n    def f(self):\n        raise NotImplementedError\n", []),
     ("def f():\n    raise NotImplementedError\n    return 1\n", []),
     ("def f(:\n", []),
+    (CLASS, ["C"]),
+    (CLASS.replace("class C:", "class C(dict):"), []),  # a base's __new__ or __init__ may run instead
+    (CLASS.replace("class C:", "class C(metaclass=type):"), []),
+    (CLASS.replace("class C:", "import functools\n\n@functools.total_ordering\nclass C:"), []),
+    (CLASS + "    def __new__(cls, size):\n        return object.__new__(cls)\n", []),
+    (CLASS + "    size = 1\n", []),  # a body of defs only
+    (CLASS + "    def __init__(self, size):\n        self.size = size\n", []),  # the last __init__ wins
+    (CLASS + "\nC.__init__ = lambda self, size: None\n", []),
+    (CLASS + "\nclass D:\n    pass\n\n\nC = D\n", []),
+    (CLASS.replace("self, size", "*args"), []),  # no self to drop
+    (CLASS.replace("raise NotImplementedError", "pass"), []),
 ])
 def test_sure_stubs_are_the_functions_that_can_only_raise(source, stubs):
     assert sorted(sure_stubs(source)) == stubs
@@ -44,9 +57,13 @@ def test_a_stub_keeps_its_signature_for_binding():
             signature.bind(*args, **kwargs)
     assert list(signature.parameters) == ["x", "y", "z"]
     assert signature.parameters["z"].kind is inspect.Parameter.KEYWORD_ONLY
+    creating = sure_stubs(CLASS)["C"]  # creating one binds the arguments of __init__ after self
+    creating.bind(3)
+    with pytest.raises(TypeError):
+        creating.bind()
 
 
-MODULE = STUB + '''
+MODULE = STUB + "\n\n" + CLASS + '''
 
 def g(x):
     return x + 1
@@ -87,14 +104,16 @@ def not_implemented(call) -> str:
 
 def test_a_stub_call_fails_alike_with_and_without_a_worker(known_session):
     session, known = known_session
-    assert sorted(known.stubs) == ["f"]
-    first = session()
-    told_by_worker = not_implemented(lambda: first.module("exercises.toy").f(1, z=[2, 3]))
-    assert first.worker is not None and len(known.answers) == 2  # the import and the lookup of f
-    second = session()
-    told_without = not_implemented(lambda: second.module("exercises.toy").f(1, z=[2, 3]))
-    assert second.worker is None and told_without == told_by_worker
-    assert "toy.f(1, z=[2, 3]): not implemented yet" in told_without
+    assert sorted(known.stubs) == ["C", "f"]
+    for call, shown in [(lambda toy: toy.f(1, z=[2, 3]), "toy.f(1, z=[2, 3])"), (lambda toy: toy.C(7), "toy.C(7)")]:
+        first = session()
+        told_by_worker = not_implemented(lambda: call(first.module("exercises.toy")))
+        assert first.worker is not None
+        second = session()
+        told_without = not_implemented(lambda: call(second.module("exercises.toy")))
+        assert second.worker is None and told_without == told_by_worker
+        assert f"{shown}: not implemented yet" in told_without
+    assert len(known.answers) == 3  # the import and the lookups of f and C
 
 
 def test_other_calls_start_the_worker_and_replay_the_lookups(known_session):
