@@ -95,9 +95,10 @@ def known_session(tmp_path):
         opened.close()
 
 
-def not_implemented(call) -> str:
+def not_implemented(call, session: Session) -> str:
+    """What ``call(the toy module)`` raised in ``session``, checked to be "not implemented"."""
     with pytest.raises(SandboxFailure) as failure:
-        call()
+        call(session.module("exercises.toy"))
     assert failure.value.kind == "not_implemented"
     return str(failure.value)
 
@@ -106,11 +107,10 @@ def test_a_stub_call_fails_alike_with_and_without_a_worker(known_session):
     session, known = known_session
     assert sorted(known.stubs) == ["C", "f"]
     for call, shown in [(lambda toy: toy.f(1, z=[2, 3]), "toy.f(1, z=[2, 3])"), (lambda toy: toy.C(7), "toy.C(7)")]:
-        first = session()
-        told_by_worker = not_implemented(lambda: call(first.module("exercises.toy")))
+        first, second = session(), session()
+        told_by_worker = not_implemented(call, first)
         assert first.worker is not None
-        second = session()
-        told_without = not_implemented(lambda: call(second.module("exercises.toy")))
+        told_without = not_implemented(call, second)
         assert second.worker is None and told_without == told_by_worker
         assert f"{shown}: not implemented yet" in told_without
     assert len(known.answers) == 3  # the import and the lookups of f and C
