@@ -10,6 +10,10 @@ on it are requests to the worker, and their results come back as plain data, or 
     tok.vocab_size                       # plain data: an int
     reference.tokens_per_char(encoders.utf8_bytes, texts)   # a Remote can be passed back
 
+Once a name found a student object in a property, ``student.f(x)`` and ``tok.encode(x)`` ask
+the worker once, not twice: the lookup and the call go together (:class:`Member`), and answer
+as the two requests one after the other would have.
+
 The session starts its worker on first use, restarts it after a crash, enforces the call
 time limit and the property's time budget, and turns every failure into a
 :class:`~autograder.errors.StudentError` or a :class:`~autograder.errors.SandboxFailure`.
@@ -80,6 +84,8 @@ class Remote:
     def __getattr__(self, name: str) -> Any:
         if name.startswith(("_", "hypothesis_internal")) or name in _PROBES:
             raise AttributeError(name)  # dunders and the probes of test tools never reach the student
+        if self._session._calls_by_name(self._label, name):
+            return Member(self, name)
         return self._session._ask({"op": "getattr", "target": self, "name": name}, f"{self._label}.{name}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -92,6 +98,50 @@ class Remote:
 
     def __repr__(self) -> str:
         return f"<student {self._label}>"
+
+
+class Member:
+    """``target.name`` not looked up yet: calling it asks the worker once, for the lookup and
+    the call together, where a :class:`Remote` asks twice. Anything else done with it (an
+    attribute, sending it to the worker) looks it up first, and goes on as with what it found.
+
+    A session hands one out only for a name whose last lookup, on a like object, found a
+    student object (``student.encode``, ``tok.train``), so it stands for one, whose every other
+    use is one of those. Failures are those of the two requests, with one difference: if the
+    name stopped naming anything since (student code deleted it), that failure comes at the
+    call, or at the first use, rather than at the ``.name``, and it has the same words."""
+
+    __slots__ = ("_target", "_name", "_label")
+
+    def __init__(self, target: Remote, name: str):
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_label", f"{target._label}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target._session._call_member(self, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("_", "hypothesis_internal")) or name in _PROBES:
+            raise AttributeError(name)
+        return getattr(self._look_up(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("student objects are read through calls, not assignment")
+
+    def __repr__(self) -> str:
+        return f"<student {self._label}>"
+
+    def _look_up(self) -> Any:
+        return self._target._session._ask({"op": "getattr", "target": self._target, "name": self._name}, self._label)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A :class:`Member` call's answer that is not the call's: ``lookup_error`` or ``attr``."""
+
+    kind: str
+    value: Any
 
 
 @dataclass
@@ -121,6 +171,7 @@ class Session:
         self.generation = 0
         self.known = known
         self.lookups: list[bytes] | None = [] if known is not None else None  # while only looking up
+        self.members: set[tuple[str, str]] = set()  # (label, name): the lookups that found a student object
 
     def module(self, name: str) -> Remote:
         """A module imported in the worker (the student's, or a course support module)."""
@@ -139,6 +190,29 @@ class Session:
             self.worker = self._new_worker()
             self.generation += 1
         return self._ask_worker(message, call, codec.dumps(message, self._handle_out))
+
+    def _calls_by_name(self, label: str, name: str) -> bool:
+        """Whether ``<label>.<name>`` is best handed out as a :class:`Member`: it found a student
+        object before, and the session has a worker and is past its first lookups (which
+        :class:`Known` answers without one)."""
+        return (label, name) in self.members and self.worker is not None and self.lookups is None
+
+    def _call_member(self, member: Member, args: tuple, kwargs: dict) -> Any:
+        """``member(*args, **kwargs)`` in one request (:func:`autograder.worker.call_member`)."""
+        target, name = member._target, member._name
+        shown = ", ".join([*map(_short.repr, args), *(f"{k}={_short.repr(v)}" for k, v in kwargs.items())])
+        message = {"op": "call", "target": target, "name": name, "args": list(args), "kwargs": kwargs}
+        answer = self._ask(message, f"{member._label}({shown})")
+        if not isinstance(answer, _Found):
+            return answer
+        found = answer.value if answer.kind == "attr" else None
+        self._found(target._label, name, found)
+        if answer.kind == "lookup_error":
+            raise self._failure(member._label, answer.value, {"op": "getattr", "target": target, "name": name})
+        # not callable: called here, as what a lookup would have found
+        if isinstance(found, Remote):
+            found = Remote(self, found._number, found._generation, member._label)
+        return found(*args, **kwargs)
 
     def _new_worker(self) -> Worker:
         """A fresh worker: booted ahead by the exercise's :class:`~autograder.sandbox.Standby`, if any."""
@@ -226,12 +300,25 @@ class Session:
             raise SandboxFailure("protocol", f"{call}: the worker's answer was not valid data ({error})") from None
         finally:
             self.spent += self.clock() - started
-        if type(reply) is not dict or len(reply) != 1 or not ({"ok", "error"} & reply.keys()):
+        kinds = {"ok", "error"} | ({"lookup_error", "attr"} if "name" in message and message["op"] == "call" else set())
+        if type(reply) is not dict or len(reply) != 1 or not (kinds & reply.keys()):
             self.close()
             raise SandboxFailure("protocol", f"{call}: the worker's answer had the wrong shape")
-        if "ok" in reply:
-            return reply["ok"]
-        raise self._failure(call, reply["error"], message)
+        (kind, value), = reply.items()
+        if kind == "error":
+            raise self._failure(call, value, message)
+        if kind != "ok":
+            return _Found(kind, value)
+        if message["op"] == "getattr":
+            self._found(message["target"]._label, message["name"], value)
+        return value
+
+    def _found(self, label: str, name: str, value: Any) -> None:
+        """Learn what a lookup of ``<label>.<name>`` found, for :meth:`_calls_by_name`."""
+        if isinstance(value, Remote):
+            self.members.add((label, name))
+        else:
+            self.members.discard((label, name))
 
     def _failure(self, call: str, info: Any, message: dict) -> BaseException:
         if type(info) is not dict:
@@ -249,6 +336,8 @@ class Session:
         return error
 
     def _handle_out(self, value: Any) -> Any:
+        if isinstance(value, Member) and value._target._session is self:  # sent as what it finds
+            return codec.encode(value._look_up(), self._handle_out)
         if isinstance(value, Remote) and value._session is self:
             if value._generation != self.generation:
                 raise SandboxFailure("protocol", f"{value!r} belonged to a worker that has since stopped")

@@ -153,19 +153,36 @@ def serve(inbox, outbox, handles, roots):
     """Answer requests until the grader closes the pipe."""
     while (frame := read_frame(inbox)) is not None:
         request = codec.loads(frame, handles.get)
-        try:
-            if request["op"] == "import":
-                result = importlib.import_module(request["module"])
-            elif request["op"] == "getattr":
-                result = getattr(request["target"], request["name"])
-            else:
-                result = request["target"](*request["args"], **request["kwargs"])
-            reply = {"ok": result}
-            payload = codec.dumps(reply, handles.number)
-        except BaseException as error:  # SystemExit and friends are the student's too
-            reply = {"error": describe_error(error, roots)}
-            payload = codec.dumps(reply)
-        write_frame(outbox, payload)
+        write_frame(outbox, call_member(request, handles, roots) if "name" in request and request["op"] == "call"
+                    else answer(request, handles, roots))
+
+
+def answer(request, handles, roots):
+    """The answer to an import, a lookup or a call: ``ok`` and the result, or ``error``."""
+    try:
+        if request["op"] == "import":
+            result = importlib.import_module(request["module"])
+        elif request["op"] == "getattr":
+            result = getattr(request["target"], request["name"])
+        else:
+            result = request["target"](*request["args"], **request["kwargs"])
+        return codec.dumps({"ok": result}, handles.number)
+    except BaseException as error:  # SystemExit and friends are the student's too
+        return codec.dumps({"error": describe_error(error, roots)})
+
+
+def call_member(request, handles, roots):
+    """The answer to ``target.name(*args, **kwargs)`` asked in one request, as the lookup and
+    the call asked one after the other would have answered: ``lookup_error`` if the lookup
+    raised, ``attr`` (the value found, not called) if it is not callable, else the call's."""
+    try:
+        member = getattr(request["target"], request["name"])
+        if not callable(member):
+            return codec.dumps({"attr": member}, handles.number)
+    except BaseException as error:
+        return codec.dumps({"lookup_error": describe_error(error, roots)})
+    return answer({"op": "call", "target": member, "args": request["args"], "kwargs": request["kwargs"]},
+                  handles, roots)
 
 
 def main():
