@@ -63,6 +63,12 @@ _short.maxother = 60
 _short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 6
 
 
+def shown_call(label: str, args: tuple, kwargs: dict) -> str:
+    """A call as messages show it: ``Tok.encode('the cat', add_eos=True)``."""
+    shown = [*map(_short.repr, args), *(f"{k}={_short.repr(v)}" for k, v in kwargs.items())]
+    return f"{label}({', '.join(shown)})"
+
+
 _PROBES = frozenset({"execute_example", "setup_example", "teardown_example"})
 
 
@@ -89,9 +95,8 @@ class Remote:
         return self._session._ask({"op": "getattr", "target": self, "name": name}, f"{self._label}.{name}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        shown = ", ".join([*map(_short.repr, args), *(f"{k}={_short.repr(v)}" for k, v in kwargs.items())])
         message = {"op": "call", "target": self, "args": list(args), "kwargs": kwargs}
-        return self._session._ask(message, f"{self._label}({shown})")
+        return self._session._ask(message, shown_call(self._label, args, kwargs))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("student objects are read through calls, not assignment")
@@ -200,12 +205,11 @@ class Session:
     def _call_member(self, member: Member, args: tuple, kwargs: dict) -> Any:
         """``member(*args, **kwargs)`` in one request (:func:`autograder.worker.call_member`)."""
         target, name = member._target, member._name
-        shown = ", ".join([*map(_short.repr, args), *(f"{k}={_short.repr(v)}" for k, v in kwargs.items())])
         message = {"op": "call", "target": target, "name": name, "args": list(args), "kwargs": kwargs}
-        answer = self._ask(message, f"{member._label}({shown})")
+        answer = self._ask(message, shown_call(member._label, args, kwargs))
         if not isinstance(answer, _Found):
             return answer
-        found = answer.value if answer.kind == "attr" else None
+        found: Any = answer.value if answer.kind == "attr" else None
         self._found(target._label, name, found)
         if answer.kind == "lookup_error":
             raise self._failure(member._label, answer.value, {"op": "getattr", "target": target, "name": name})

@@ -27,12 +27,9 @@ def forget_add():
     del add
 
 class Tok:
-    def __init__(self):
-        self.merges = 0
-        self.calls = 0
-    @property
-    def size(self):
-        return 256 + self.merges
+    merges = calls = 0
+    size = property(lambda self: 256 + self.merges)
+
     def train(self, k):
         self.merges += k
         return self
