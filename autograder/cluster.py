@@ -2,10 +2,11 @@
 
 The cluster is Dask's own: ``dask scheduler`` and ``dask worker`` processes, started by hand,
 by ``dask-jobqueue`` on SLURM or by ``dask-kubernetes``. Each submission is one task. A worker
-grades it exactly as ``grade --jobs`` does on one machine: a fresh grader process
-(:func:`~autograder.grading.grade_in_child`) with the worker's own sandbox, from the worker's
-own copy of the course files, under the same fail-closed rules. The client stages the
-submissions, keeps the gradebook and writes every report, so a batch resumes as before.
+grades it exactly as ``grade --jobs`` does on one machine: with the worker's own sandbox, from
+the worker's own copy of the course files, under the same fail-closed rules, in a grader
+process that grades that worker thread's tasks one after another (a
+:class:`~autograder.grading.GraderPool` per course digest). The client stages the submissions,
+keeps the gradebook and writes every report, so a batch resumes as before.
 
 - **Same course everywhere.** Before anything is sent, every worker computes the course
   digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
@@ -26,16 +27,18 @@ grades one submission at a time.
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .config import Course, load_course
 from .errors import GraderError
-from .grading import course_digest, grade_in_child
+from .grading import GraderPool, course_digest
 from .report import read_results
 from .results import Grade
 from .sandbox import IsolationRefused, require_isolation
@@ -53,7 +56,7 @@ class Cluster:
     def grade(self, course: Course, name: str, staged: Staged, folder: Path,
               exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
         """Grade ``staged`` on the cluster and write its reports into ``folder``, as
-        :func:`~autograder.grading.grade_in_child` does locally."""
+        :class:`~autograder.grading.GraderPool` does locally."""
         task = self.client.submit(grade_on_worker, str(course.file), self.digest, name, pack(staged.root),
                                   staged.notes, exercises, self.unsafe, key=f"grade-{name}-{staged.digest[:16]}",
                                   pure=False)
@@ -144,8 +147,23 @@ def grade_on_worker(course_file: str, digest: str, name: str, files: dict[str, b
     with tempfile.TemporaryDirectory(prefix="autograder-cluster-") as scratch:
         root, folder = Path(scratch) / "submission", Path(scratch) / "reports"
         unpack(files, root)
-        _grade, seconds, problem = grade_in_child(course, name, Staged(name, root, "", notes), folder, exercises)
+        _grade, seconds, problem = _graders(digest).grade(course, name, Staged(name, root, "", notes), folder,
+                                                          exercises)
         reports = {path.name: path.read_text(encoding="utf-8", errors="replace")
                    for path in sorted(folder.iterdir()) if path.is_file()}
     return reports, seconds, problem
 
+
+def _graders(digest: str) -> GraderPool:
+    """This worker's grader processes for the course with ``digest``: they grade its tasks, a
+    process per worker thread, until the worker stops. A course edited between batches gets
+    processes of its own; those of the old one wait idle, never closed under a running task."""
+    with _POOLS_LOCK:
+        if digest not in _POOLS:
+            _POOLS[digest] = GraderPool()
+            atexit.register(_POOLS[digest].__exit__)
+        return _POOLS[digest]
+
+
+_POOLS: dict[str, GraderPool] = {}
+_POOLS_LOCK = threading.Lock()

@@ -160,14 +160,6 @@ def grader_seconds(course: Course, exercises: list[str] | None = None) -> float:
     return min(budget, course.limits.submission_seconds or budget) + 60
 
 
-def grade_in_child(course: Course, name: str, staged: Staged, folder: Path,
-                   exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
-    """Grade in a fresh grader process (``exercises``, default all); returns the grade it wrote
-    to ``folder/results.json`` (or None), the seconds and a problem."""
-    with GraderProcess(course) as grader:
-        return grader.grade(name, staged, folder, exercises)
-
-
 class GraderPool:
     """A grader process per grading thread of a batch, which grades that thread's submissions one
     after another (:class:`GraderProcess`): a batch of 300 on two jobs starts two grader
@@ -201,7 +193,7 @@ class GraderProcess:
     runs pytest afresh with its own plugin, workers and hypothesis engine. So a batch keeps one
     per grading thread (:class:`GraderPool`) and nbgrader one per student, which saves a grader's
     start-up (Python, pytest, hypothesis, the suites, the sandbox's check) for every grading but
-    the first; :func:`grade_in_child` uses a fresh one, for a Dask worker's task.
+    the first, and so does a Dask worker (:mod:`autograder.cluster`).
 
     A grading that fails, overruns :func:`grader_seconds` or kills the process ends it: its
     output goes to that grading's ``grader.log``, and the next grading (as after a process that

@@ -270,12 +270,20 @@ def test_a_notebook_with_a_copied_answer_cell_is_graded_in_order_and_noted(toy, 
 # -- one grader process, many gradings -------------------------------------------------------
 
 
+def in_a_fresh_process(course, *grading):
+    """:meth:`GraderProcess.grade` of ``grading`` in a process that grades nothing else."""
+    from autograder.grading import GraderProcess
+
+    with GraderProcess(course) as grader:
+        return grader.grade(*grading)
+
+
 @pytest.mark.slow
 def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(tmp_path):
     """nbgrader grades all of a student's notebooks in one :class:`GraderProcess`: each grading
     matches a fresh process's, and a grading that kills the process costs only itself."""
     from autograder.config import load_course
-    from autograder.grading import GraderProcess, grade_in_child
+    from autograder.grading import GraderProcess
     from autograder.submission import stage
 
     course = load_course(TOY / "course.yaml")
@@ -291,7 +299,7 @@ def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(t
         finally:
             staged.remove()
 
-    fresh = {name: graded(lambda *a: grade_in_child(course, *a), name)[0] for name in submissions}
+    fresh = {name: graded(lambda *a: in_a_fresh_process(course, *a), name)[0] for name in submissions}
     with GraderProcess(course) as grader:
         first = graded(grader.grade, "right")[0]
         assert grader.process is not None
@@ -319,7 +327,7 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     from rich.console import Console
 
     from autograder.config import load_course
-    from autograder.grading import GraderProcess, grade_in_child, grade_many
+    from autograder.grading import GraderProcess, grade_many
     from autograder.submission import stage
 
     course = load_course(TOY / "course.yaml")
@@ -330,7 +338,7 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     fresh = {}
     for name, path in submissions:
         staged = stage(course, path)
-        fresh[name] = grade_in_child(course, name, staged, tmp_path / "fresh" / name)[0]
+        fresh[name] = in_a_fresh_process(course, name, staged, tmp_path / "fresh" / name)[0]
         staged.remove()
     starts = []
     start = GraderProcess._start
