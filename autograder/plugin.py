@@ -132,9 +132,10 @@ class GradingPlugin:
     def _known(self, exercise: Exercise) -> Known:
         """What this exercise's properties learn for the next ones (:class:`~autograder.proxy.Known`)."""
         if exercise.module not in self.known:
-            path = self.submission / self.course.package / f"{exercise.module}.py"
-            source = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-            self.known[exercise.module] = Known(f"{self.course.package}.{exercise.module}", sure_stubs(source))
+            package = self.submission / self.course.package
+            module, init = (path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+                            for path in (package / f"{exercise.module}.py", package / "__init__.py"))
+            self.known[exercise.module] = Known(f"{self.course.package}.{exercise.module}", sure_stubs(module, init))
         return self.known[exercise.module]
 
     @pytest.fixture

@@ -3,15 +3,18 @@
 A function is a *sure stub* when calling it can only raise ``NotImplementedError``: it is
 defined once, at the module's top level, by a plain ``def`` (no decorator) whose body is a
 docstring at most and then ``raise NotImplementedError`` (with a constant message or none);
-nothing else in the module binds its name or ``NotImplementedError``; and the module uses
-none of the ways to rebind a name unseen (``globals``, ``setattr``, ``exec``, ``__dict__``,
-``sys.modules``, a star import, ...). A class is a sure stub on the same terms when creating
-one can only raise ``NotImplementedError``: it has no base, metaclass or decorator, its body
-holds a docstring and ``def`` statements only, with one undecorated ``__init__`` that is such a
-stub and no ``__new__``, and nothing in the module assigns an attribute named ``__init__``,
-``__new__`` or ``__class__``. :func:`sure_stubs` returns their signatures (a class's without
-``self``), so that a call whose arguments bind can be answered "not implemented yet" without
-a worker (:class:`~autograder.proxy.Known`), exactly as a worker would answer it.
+nothing else in the module binds its name or ``NotImplementedError``, or assigns an attribute
+of that name (``module.f = ...`` through an import of itself); and no code can rebind it
+unseen: the module uses none of the ways to do that (``globals``, ``setattr``, ``exec``,
+``__dict__``, ``sys.modules``, a star import, assigning any ``__dunder__`` attribute such as
+``f.__code__``, ...), imports nothing but the standard library, and its package's
+``__init__.py`` (which runs first) holds a docstring at most. A class is a sure stub on the
+same terms when creating one can only raise ``NotImplementedError``: it has no base,
+metaclass or decorator, and its body holds a docstring and ``def`` statements only, with one
+undecorated ``__init__`` that is such a stub and no ``__new__``. :func:`sure_stubs` returns
+their signatures (a class's without ``self``), so that a call whose arguments bind can be
+answered "not implemented yet" without a worker (:class:`~autograder.proxy.Known`), exactly
+as a worker would answer it.
 
     >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))
     ['f']
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 from collections import Counter
 
 # names through which code can rebind a module's functions without an assignment we can see
@@ -32,28 +36,40 @@ DYNAMIC = frozenset({"globals", "locals", "vars", "setattr", "delattr", "exec", 
                      "__dict__", "__builtins__", "builtins", "modules", "importlib", "__setattr__", "__getattr__"})
 
 
-def sure_stubs(source: str) -> dict[str, inspect.Signature]:
-    """The sure stubs of a module's source, by name, with their signatures."""
+def sure_stubs(source: str, package_init: str = "") -> dict[str, inspect.Signature]:
+    """The sure stubs of a module's source, by name, with their signatures (``package_init``:
+    the source of its package's ``__init__.py``)."""
     try:
-        tree = ast.parse(source)
+        tree, init = ast.parse(source), ast.parse(package_init)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     nodes = list(ast.walk(tree))
     used = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.attr for n in nodes if isinstance(n, ast.Attribute)}
-    if used & DYNAMIC or any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in nodes):
+    assigned = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
+    if used & DYNAMIC or any(name.startswith("__") for name in assigned) or not _only_stdlib(nodes) \
+            or init.body[1 if init.body and _is_docstring(init.body[0]) else 0:]:
         return {}
     bound = Counter(name for node in nodes for name in _binds(node))
     if bound["NotImplementedError"]:
         return {}
     stubs = {node.name: _signature(node.args) for node in tree.body
-             if isinstance(node, ast.FunctionDef) and not node.decorator_list and bound[node.name] == 1
-             and _only_raises(node)}
-    if not any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and n.attr in CONSTRUCTION
-               for n in nodes):
-        stubs |= {node.name: signature for node in tree.body
-                  if isinstance(node, ast.ClassDef) and bound[node.name] == 1
-                  and (signature := _construction_stub(node)) is not None}
-    return stubs
+             if isinstance(node, ast.FunctionDef) and not node.decorator_list and _only_raises(node)}
+    stubs |= {node.name: signature for node in tree.body
+              if isinstance(node, ast.ClassDef) and (signature := _construction_stub(node)) is not None}
+    return {name: signature for name, signature in stubs.items() if bound[name] == 1 and name not in assigned}
+
+
+def _only_stdlib(nodes: list[ast.AST]) -> bool:
+    """Every import is of the standard library (a star import counts as not: it binds unseen names)."""
+    for node in nodes:
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] not in sys.stdlib_module_names
+                                                for a in node.names):
+            return False
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0]
+                                                 not in sys.stdlib_module_names or
+                                                 any(a.name == "*" for a in node.names)):
+            return False
+    return True
 
 
 def _construction_stub(node: ast.ClassDef) -> inspect.Signature | None:
@@ -72,10 +88,6 @@ def _construction_stub(node: ast.ClassDef) -> inspect.Signature | None:
                                                     inspect.Parameter.POSITIONAL_OR_KEYWORD):
         return None
     return signature.replace(parameters=parameters[1:])
-
-
-# attributes whose assignment could change what creating an instance of a class does
-CONSTRUCTION = frozenset({"__init__", "__new__", "__class__"})
 
 
 def _binds(node: ast.AST) -> list[str]:

@@ -40,12 +40,29 @@ STUB = 'def f(x, y=1, *, z):\n    """Do it."""\n    raise NotImplementedError("f
     (CLASS + "    size = 1\n", []),  # a body of defs only
     (CLASS + "    def __init__(self, size):\n        self.size = size\n", []),  # the last __init__ wins
     (CLASS + "\nC.__init__ = lambda self, size: None\n", []),
+    (CLASS + "\nC.__init__.__code__ = (lambda self, size: None).__code__\n", []),
+    (STUB + "def done(x, y=1, *, z):\n    return x\n\nf.__code__ = done.__code__\n", []),  # any __dunder__
+    (STUB + "import exercises.toy as me\n\nme.f = print\n", []),  # imports outside the standard library
+    (STUB + "import math as me\n\nme.f = print\n", []),  # an attribute of the stub's name
+    (STUB + "from . import helper\n", []),
+    (STUB + "from .helper import g\n", []),
+    (STUB + "import collections.abc\nfrom typing import NamedTuple\nfrom __future__ import annotations\n", ["f"]),
     (CLASS + "\nclass D:\n    pass\n\n\nC = D\n", []),
     (CLASS.replace("self, size", "*args"), []),  # no self to drop
     (CLASS.replace("raise NotImplementedError", "pass"), []),
 ])
 def test_sure_stubs_are_the_functions_that_can_only_raise(source, stubs):
     assert sorted(sure_stubs(source)) == stubs
+
+
+@pytest.mark.parametrize("package_init, stubs", [
+    ("", ["f"]),
+    ('"""The students package."""\n', ["f"]),
+    ("from . import toy\ntoy.f = print\n", []),  # it runs before the module is used
+    ("import os\n", []),
+])
+def test_a_package_that_runs_code_first_has_no_sure_stubs(package_init, stubs):
+    assert sorted(sure_stubs(STUB, package_init)) == stubs
 
 
 def test_a_stub_keeps_its_signature_for_binding():
