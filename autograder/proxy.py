@@ -22,9 +22,10 @@ Every property starts a fresh worker, and every fresh worker answers a property'
 requests (importing the module, looking up its names) the same way. A :class:`Known`, shared
 by the properties of one exercise, keeps those answers, so a session answers them itself
 and starts its worker only for the first request it has no answer to, replaying the
-lookups there first. A call to a sure stub (:mod:`autograder.stubs`) fails "not implemented
-yet" with no worker at all, word for word as the worker's answer would: untouched exercises
-cost no worker start per property. The worker a session does start comes from the exercise's
+lookups there first. A sure stub (:mod:`autograder.stubs`) is not even looked up, and a
+call to it fails "not implemented yet" with no worker at all, word for word as the worker's
+answer would: an untouched exercise costs one worker start, to learn what importing it
+answers. The worker a session does start comes from the exercise's
 :class:`~autograder.sandbox.Standby`, which booted it while the property before ran.
 """
 
@@ -111,7 +112,8 @@ class Member:
     attribute, sending it to the worker) looks it up first, and goes on as with what it found.
 
     A session hands one out only for a name whose last lookup, on a like object, found a
-    student object (``student.encode``, ``tok.train``), so it stands for one, whose every other
+    student object (``student.encode``, ``tok.train``), or for a sure stub of the exercise's
+    module, which a lookup can only find; so it stands for a student object, whose every other
     use is one of those. Failures are those of the two requests, with one difference: if the
     name stopped naming anything since (student code deleted it), that failure comes at the
     call, or at the first use, rather than at the ``.name``, and it has the same words."""
@@ -197,9 +199,12 @@ class Session:
         return self._ask_worker(message, call, codec.dumps(message, self._handle_out))
 
     def _calls_by_name(self, label: str, name: str) -> bool:
-        """Whether ``<label>.<name>`` is best handed out as a :class:`Member`: it found a student
-        object before, and the session has a worker and is past its first lookups (which
-        :class:`Known` answers without one)."""
+        """Whether ``<label>.<name>`` is best handed out as a :class:`Member`: it names a sure
+        stub of the exercise's module (whose lookup can only find it, so a call that binds fails
+        with no worker at all), or it found a student object before and the session has a
+        worker and is past its first lookups (which :class:`Known` answers without one)."""
+        if self.known is not None and name in self.known.stubs and label == self.known.module.rpartition(".")[2]:
+            return True
         return (label, name) in self.members and self.worker is not None and self.lookups is None
 
     def _call_member(self, member: Member, args: tuple, kwargs: dict) -> Any:
@@ -245,12 +250,13 @@ class Session:
         return self._ask_worker(message, call, payload)
 
     def _sure_stub(self, message: dict) -> bool:
-        """A call, with arguments that bind, to a sure stub of the exercise's module."""
+        """A call, with arguments that bind, to a sure stub of the exercise's module (looked
+        up before, or in the call: a :class:`Member`'s)."""
         assert self.known is not None
         target = message.get("target")
         if message["op"] != "call" or not isinstance(target, Remote):
             return False
-        module, _, name = target._label.rpartition(".")
+        module, _, name = (target._label, ".", message["name"]) if "name" in message else target._label.rpartition(".")
         signature = self.known.stubs.get(name)
         if signature is None or module != self.known.module.rpartition(".")[2]:
             return False

@@ -102,9 +102,10 @@ def known_session(tmp_path):
     known = Known("exercises.toy", sure_stubs((package / "toy.py").read_text()))
     sessions = []
 
-    def session(folder: Path = tmp_path / "sub") -> Session:
+    def session(folder: Path = tmp_path / "sub", shared: bool = True) -> Session:
+        """A property's session; ``shared``: with what the exercise's sessions learnt."""
         sessions.append(Session(Layout(folder), Limits(call_seconds=5, cpu_seconds=30, memory_mb=512),
-                                budget_seconds=30, known=known))
+                                budget_seconds=30, known=known if shared else None))
         return sessions[-1]
 
     yield session, known
@@ -123,14 +124,15 @@ def not_implemented(call, session: Session) -> str:
 def test_a_stub_call_fails_alike_with_and_without_a_worker(known_session):
     session, known = known_session
     assert sorted(known.stubs) == ["C", "f"]
+    session().module("exercises.toy")  # a first property learns what importing it answers
     for call, shown in [(lambda toy: toy.f(1, z=[2, 3]), "toy.f(1, z=[2, 3])"), (lambda toy: toy.C(7), "toy.C(7)")]:
-        first, second = session(), session()
-        told_by_worker = not_implemented(call, first)
-        assert first.worker is not None
-        told_without = not_implemented(call, second)
-        assert second.worker is None and told_without == told_by_worker
+        plain, known_only = session(shared=False), session()  # a worker answers it all; no worker
+        told_by_worker = not_implemented(call, plain)
+        assert plain.worker is not None
+        told_without = not_implemented(call, known_only)
+        assert known_only.worker is None and told_without == told_by_worker
         assert f"{shown}: not implemented yet" in told_without
-    assert len(known.answers) == 3  # the import and the lookups of f and C
+    assert len(known.answers) == 1  # the import: a sure stub is not even looked up
 
 
 def test_other_calls_start_the_worker_and_replay_the_lookups(known_session):
