@@ -276,12 +276,12 @@ class _Copies:
             shutil.rmtree(folder, ignore_errors=True)
 
     def _run(self, root: Path, mutant: Mutant | None, module: str, seconds: float) -> Graded:
-        from .grading import ENGINE_HOME
+        from .grading import ENGINE_HOME, hypothesis_storage
 
         command = [sys.executable, "-m", "autograder.mutate", str(self.course.file), str(root), module]
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="grader-", dir=self.scratch) as home:
-            env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": home,
+            env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(home),
                    "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(
                        os.pathsep)}
             try:

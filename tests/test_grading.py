@@ -175,3 +175,16 @@ def test_one_bad_submission_never_stops_the_batch(tmp_path):
         name = path.stem if path.suffix == ".zip" else path.name
         assert float(rows[name]["score"]) == 0 and rows[name]["note"].startswith("unreadable: "), rows[name]
         assert "could not be read" in (out / name / "feedback.md").read_text(), name
+
+
+def test_grader_processes_keep_hypothesis_s_files_in_the_user_s_cache(tmp_path, monkeypatch):
+    """Hypothesis builds its unicode table on first use (about 0.9 s); grader processes share
+    it through the user's cache, and use their scratch folder where no cache can be made."""
+    from autograder.grading import hypothesis_storage
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert hypothesis_storage("scratch") == str(tmp_path / "cache" / "autograder" / "hypothesis")
+    assert (tmp_path / "cache" / "autograder" / "hypothesis").is_dir()
+    (tmp_path / "a file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
+    assert hypothesis_storage("scratch") == "scratch"
