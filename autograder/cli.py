@@ -170,7 +170,7 @@ def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .canary import run_canary
 
     _refuse_release(course)
-    if require_isolation(args.unsafe).holds:
+    if not args.cluster and require_isolation(args.unsafe).holds:  # a cluster's workers check their own
         run_canary(course, args.out.resolve())
     return _grade_named(course, [(submission_name(p), p) for p in args.submissions], args, console)
 
@@ -192,13 +192,15 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
         cluster = connect(args.cluster, course, args.unsafe)
         try:  # every submission is handed over at once: the scheduler spreads them over the workers
             rows = grade_many(course, named, args.out, max(1, len(named)), args.force, console, args.exercise,
-                              cluster.grade)
+                              cluster.grade, cluster.isolation)
         finally:
             cluster.close()
+        where = f"Student code ran in the sandboxes of the {cluster.isolation}."
     else:
         rows = grade_many(course, named, args.out, args.jobs, args.force, console, args.exercise)
+        where = isolation_note()
     print_grades(console, course, rows)
-    console.print(isolation_note(), highlight=False)
+    console.print(where, highlight=False)
     console.print(f"Reports: {args.out}/<name>/results.json and feedback.md; {args.out}/grades.csv", highlight=False)
     failed = [name for name, grade, _ in rows if grade is None]
     return 2 if failed else 0

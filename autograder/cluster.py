@@ -20,6 +20,9 @@ keeps the gradebook and writes every report, so a batch resumes as before.
   the reports as text; no object from student code crosses, and the grade is read from the
   ``results.json`` the worker's grader process wrote.
 
+The client runs no student code, so it needs no sandbox of its own: it neither checks one
+nor runs the canary, and the gradebook and the summary name the workers' layers.
+
 A worker finds the course at the path the client names, or at ``$AUTOGRADER_COURSE`` when its
 checkout lives elsewhere. Start each worker with ``--nthreads`` at most its cores: one thread
 grades one submission at a time.
@@ -41,7 +44,7 @@ from .errors import GraderError
 from .grading import GraderPool, course_digest
 from .report import read_results
 from .results import Grade
-from .sandbox import IsolationRefused, require_isolation
+from .sandbox import IsolationRefused, isolation, require_isolation
 from .submission import Staged
 
 
@@ -52,6 +55,7 @@ class Cluster:
     client: Any  # distributed.Client
     digest: str  # the client's course digest, computed once per batch
     unsafe: bool  # --unsafe-no-sandbox, passed on to every worker
+    isolation: str  # the workers' sandbox layers ("bwrap + landlock + uid + cgroup"), for the gradebook
 
     def grade(self, course: Course, name: str, staged: Staged, folder: Path,
               exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
@@ -96,7 +100,13 @@ def connect(address: str, course: Course, unsafe: bool) -> Cluster:
         why = "; ".join(f"{worker}: {problem}" for worker, (_, problem) in problems.items()) or "it has no workers"
         refusal = IsolationRefused if any(sandbox for sandbox, _ in problems.values()) else GraderError
         raise refusal(f"the cluster at {address} cannot grade this course: {why}")
-    return Cluster(client, digest, unsafe)
+    layers = sorted(set(client.run(worker_isolation).values()))
+    return Cluster(client, digest, unsafe, f"Dask workers at {address}: {' or '.join(layers)}")
+
+
+def worker_isolation() -> str:
+    """On a worker: its sandbox's layers."""
+    return isolation().describe()
 
 
 def worker_problem(course_file: str, digest: str, unsafe: bool) -> tuple[bool, str] | None:

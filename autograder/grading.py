@@ -67,15 +67,17 @@ def course_digest(course: Course) -> str:
 
 def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
                console: Console, exercises: list[str] | None = None,
-               grader: Callable[..., tuple[Grade | None, float, str]] | None = None,
+               grader: Callable[..., tuple[Grade | None, float, str]] | None = None, where: str | None = None,
                ) -> list[tuple[str, Grade | None, str]]:
     """Grade every ``(name, path)`` into ``out/<name>/`` (``exercises``, default all); return
     ``(name, grade, note)`` rows. Names are made safe first (:func:`safe_names`).
 
     ``grader`` grades one staged submission into its report folder, ``jobs`` at once: by default
-    a :class:`GraderPool` here; :meth:`autograder.cluster.Cluster.grade` sends it to a Dask cluster."""
+    a :class:`GraderPool` here; :meth:`autograder.cluster.Cluster.grade` sends it to a Dask cluster,
+    whose sandboxes ``where`` names for the gradebook (by default, this machine's)."""
     graders = GraderPool()
     grader = grader or graders.grade
+    where = where or isolation().describe()
     out = out.resolve()  # the graders run in scratch folders of their own
     submissions = safe_names(submissions)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,7 +92,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
         except SubmissionError as error:
             grade = Grade.unreadable(course, f"The submission could not be read: {error}")
             write_reports(course, folder, name, grade)
-            book.record(name, {**common, "digest": "unreadable"}, isolation().describe(), grade, course.max_score,
+            book.record(name, {**common, "digest": "unreadable"}, where, grade, course.max_score,
                         0.0, note=f"unreadable: {error}")
             rows[name] = (name, grade, "unreadable")
             continue
@@ -114,7 +116,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
             if graded is None:
                 rows[name] = (name, None, problem)
             else:  # what staging noticed (a copied notebook cell, skipped links) is the instructor's to see too
-                book.record(name, key, isolation().describe(), graded, course.max_score, seconds,
+                book.record(name, key, where, graded, course.max_score, seconds,
                             note="; ".join(staged.notes))
                 rows[name] = (name, graded, f"{seconds:.1f} s")
             progress.update(bar, advance=1, description=name)

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.sandbox import isolation
 from tests.conftest import ROOT, autograder
 
 pytest.importorskip("distributed", reason="the cluster extra (make setup installs it)")
@@ -99,8 +101,9 @@ def test_a_killed_worker_loses_no_grade_and_grades_match_a_local_run(batch, clus
     assert local.returncode == 0, local.stdout + local.stderr
     command = [sys.executable, "-m", "autograder", "--course", str(TOY / "course.yaml"), "grade", *map(str, subs),
                "--out", str(tmp_path / "remote"), "--cluster", address]
-    remote = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    remote = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,  # a client
+                              env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200",  # with no sandbox:
+                                   "AUTOGRADER_LAYERS": ""})  # it runs no student code
     deadline = time.monotonic() + 300
     while not any("grade-serve" in c for c in descendants(victim.pid)):  # the victim is grading one now
         assert time.monotonic() < deadline and remote.poll() is None, "worker a never started a grading"
@@ -113,6 +116,10 @@ def test_a_killed_worker_loses_no_grade_and_grades_match_a_local_run(batch, clus
     scores = {line.split(",")[0]: line.split(",")[1]
               for line in (tmp_path / "remote" / "grades.csv").read_text().splitlines()[1:]}
     assert scores == {"exits": "0", "half": "6", "off_by_one": "0", "right": "10", "slow_wrong": "0", "stub": "0"}
+    with sqlite3.connect(tmp_path / "remote" / "gradebook.sqlite") as book:  # where each grading ran: the workers'
+        where = {row[0] for row in book.execute("SELECT isolation FROM gradings")}
+    assert where == {f"Dask workers at {address}: {isolation().describe()}"}, where  # this machine's, all layers
+    assert f"Student code ran in the sandboxes of the Dask workers at {address}" in output
 
 
 def test_a_worker_with_another_course_is_refused(batch, cluster, tmp_path):
