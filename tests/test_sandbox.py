@@ -402,6 +402,15 @@ class TestIsolation:
         with pytest.raises(StudentError, match="PermissionError|Read-only"):
             strong_session.module("exercises.toy").write(str(ROOT / "course.yaml"), "")
 
+    def test_cannot_plant_files_for_the_graders_hypothesis(self, strong_session, tmp_path):
+        """Grader processes share hypothesis's files (:func:`autograder.grading.hypothesis_storage`)."""
+        from autograder.grading import hypothesis_storage
+
+        planted = Path(hypothesis_storage(str(tmp_path))) / "planted"  # the folder exists: only the sandbox stops it
+        with pytest.raises(StudentError, match="FileNotFoundError|PermissionError|Read-only"):
+            strong_session.module("exercises.toy").write(str(planted), "{}")
+        assert not planted.exists()
+
     def test_read_only_paths_under_tmp_stay_visible(self, submission, tmp_path):
         """A course's read-only data (or the venv of a clone) may live below /tmp, where the worker
         also gets a scratch tmpfs: the data must not be hidden by it."""
