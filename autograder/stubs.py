@@ -31,9 +31,12 @@ import inspect
 import sys
 from collections import Counter
 
-# names through which code can rebind a module's functions without an assignment we can see
+# names through which code can rebind a module's functions, or change one's code, without an
+# assignment we can see
 DYNAMIC = frozenset({"globals", "locals", "vars", "setattr", "delattr", "exec", "eval", "compile", "__import__",
-                     "__dict__", "__builtins__", "builtins", "modules", "importlib", "__setattr__", "__getattr__"})
+                     "__dict__", "__builtins__", "builtins", "modules", "importlib", "__setattr__", "__getattr__",
+                     "__globals__", "__code__", "__closure__", "__set__", "__delete__", "f_globals", "f_locals",
+                     "_getframe", "currentframe", "get_referrers", "ctypes"})
 
 
 def sure_stubs(source: str, package_init: str = "") -> dict[str, inspect.Signature]:
