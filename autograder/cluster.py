@@ -12,7 +12,8 @@ keeps the gradebook and writes every report, so a batch resumes as before.
   digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
   not hold (or lets its canary through: :class:`~autograder.sandbox.IsolationRefused`, exit
   status 3 as on one machine), stops the batch with its address and reason. Each task checks
-  the digest again, for workers that join later.
+  the digest and the sandbox again, and a worker's first task of a course runs the canary,
+  for workers that join later.
 - **No grade lost.** A task whose worker dies is run again on another worker by the
   scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
   depends only on the submission and the course, so it comes out the same.
@@ -62,8 +63,8 @@ class Cluster:
         """Grade ``staged`` on the cluster and write its reports into ``folder``, as
         :class:`~autograder.grading.GraderPool` does locally."""
         task = self.client.submit(grade_on_worker, str(course.file), self.digest, name, pack(staged.root),
-                                  staged.notes, exercises, self.unsafe, key=f"grade-{name}-{staged.digest[:16]}",
-                                  pure=False)
+                                  staged.notes, exercises, self.unsafe, pure=False,
+                                  key=_task_key(self.digest, name, staged, exercises))
         try:
             reports, seconds, problem = task.result()
         except Exception as error:  # the worker refused, or died as often as Dask allows
@@ -153,23 +154,36 @@ def grade_on_worker(course_file: str, digest: str, name: str, files: dict[str, b
                     exercises: list[str] | None, unsafe: bool) -> tuple[dict[str, str], float, str]:
     """A Dask task: grade one packed submission here; return its report files, seconds and problem."""
     course = _worker_course(course_file, digest)
-    require_isolation(unsafe)
+    graders = _graders(course, digest, unsafe)
     with tempfile.TemporaryDirectory(prefix="autograder-cluster-") as scratch:
         root, folder = Path(scratch) / "submission", Path(scratch) / "reports"
         unpack(files, root)
-        _grade, seconds, problem = _graders(digest).grade(course, name, Staged(name, root, "", notes), folder,
+        _grade, seconds, problem = graders.grade(course, name, Staged(name, root, "", notes), folder,
                                                           exercises)
         reports = {path.name: path.read_text(encoding="utf-8", errors="replace")
                    for path in sorted(folder.iterdir()) if path.is_file()}
     return reports, seconds, problem
 
 
-def _graders(digest: str) -> GraderPool:
+def _task_key(digest: str, name: str, staged: Staged, exercises: list[str] | None) -> str:
+    """The Dask key of a grading: two clients on one scheduler share a result only if the same
+    course grades the same files, for the same exercises, under the same name."""
+    return f"grade-{name}-{digest[:16]}-{staged.digest[:16]}-{'+'.join(exercises or ['all'])}"
+
+
+def _graders(course: Course, digest: str, unsafe: bool) -> GraderPool:
     """This worker's grader processes for the course with ``digest``: they grade its tasks, a
     process per worker thread, until the worker stops. A course edited between batches gets
-    processes of its own; those of the old one wait idle, never closed under a running task."""
+    processes of its own; those of the old one wait idle, never closed under a running task.
+    Before its first task of a course, the worker checks its sandbox and runs the canary (as
+    at the batch's start, for a worker that joined since): a refusal fails the task."""
+    from .canary import run_canary
+
+    holds = require_isolation(unsafe).holds  # checked on every task
     with _POOLS_LOCK:
         if digest not in _POOLS:
+            if holds:
+                run_canary(course)
             _POOLS[digest] = GraderPool()
             atexit.register(_POOLS[digest].__exit__)
         return _POOLS[digest]

@@ -91,7 +91,7 @@ class Remote:
     def __getattr__(self, name: str) -> Any:
         if name.startswith(("_", "hypothesis_internal")) or name in _PROBES:
             raise AttributeError(name)  # dunders and the probes of test tools never reach the student
-        if self._session._calls_by_name(self._label, name):
+        if self._session._calls_by_name(self, name):
             return Member(self, name)
         return self._session._ask({"op": "getattr", "target": self, "name": name}, f"{self._label}.{name}")
 
@@ -179,6 +179,7 @@ class Session:
         self.known = known
         self.lookups: list[bytes] | None = [] if known is not None else None  # while only looking up
         self.members: set[tuple[str, str]] = set()  # (label, name): the lookups that found a student object
+        self.exercise_modules: set[tuple[int, int]] = set()  # (number, generation): imports of the exercise's module
 
     def module(self, name: str) -> Remote:
         """A module imported in the worker (the student's, or a course support module)."""
@@ -198,14 +199,17 @@ class Session:
             self.generation += 1
         return self._ask_worker(message, call, codec.dumps(message, self._handle_out))
 
-    def _calls_by_name(self, label: str, name: str) -> bool:
-        """Whether ``<label>.<name>`` is best handed out as a :class:`Member`: it names a sure
-        stub of the exercise's module (whose lookup can only find it, so a call that binds fails
-        with no worker at all), or it found a student object before and the session has a
-        worker and is past its first lookups (which :class:`Known` answers without one)."""
-        if self.known is not None and name in self.known.stubs and label == self.known.module.rpartition(".")[2]:
+    def _calls_by_name(self, target: Remote, name: str) -> bool:
+        """Whether ``target.name`` is best handed out as a :class:`Member`: ``target`` is the
+        exercise's module (as imported, not an object of the student's that is labelled alike)
+        and ``name`` one of its sure stubs, whose lookup can only find it, so a call that binds
+        fails with no worker at all; or ``name`` found a student object on a like object before
+        and the session has a worker and is past its first lookups (which :class:`Known`
+        answers without one)."""
+        if self.known is not None and name in self.known.stubs \
+                and (target._number, target._generation) in self.exercise_modules:
             return True
-        return (label, name) in self.members and self.worker is not None and self.lookups is None
+        return (target._label, name) in self.members and self.worker is not None and self.lookups is None
 
     def _call_member(self, member: Member, args: tuple, kwargs: dict) -> Any:
         """``member(*args, **kwargs)`` in one request (:func:`autograder.worker.call_member`)."""
@@ -321,6 +325,9 @@ class Session:
             return _Found(kind, value)
         if message["op"] == "getattr":
             self._found(message["target"]._label, message["name"], value)
+        if message["op"] == "import" and self.known is not None and message["module"] == self.known.module \
+                and isinstance(value, Remote):
+            self.exercise_modules.add((value._number, value._generation))
         return value
 
     def _found(self, label: str, name: str, value: Any) -> None:

@@ -32,11 +32,12 @@ import sys
 from collections import Counter
 
 # names through which code can rebind a module's functions, or change one's code, without an
-# assignment we can see
+# assignment we can see (``getattr`` with a name built at run time; ``get_ipython``: a notebook's
+# ``%%time`` cell runs its body, definitions included, from a string)
 DYNAMIC = frozenset({"globals", "locals", "vars", "setattr", "delattr", "exec", "eval", "compile", "__import__",
                      "__dict__", "__builtins__", "builtins", "modules", "importlib", "__setattr__", "__getattr__",
                      "__globals__", "__code__", "__closure__", "__set__", "__delete__", "f_globals", "f_locals",
-                     "_getframe", "currentframe", "get_referrers", "ctypes"})
+                     "_getframe", "currentframe", "get_referrers", "ctypes", "getattr", "get_ipython"})
 
 
 def sure_stubs(source: str, package_init: str = "") -> dict[str, inspect.Signature]:

@@ -44,6 +44,8 @@ STUB = 'def f(x, y=1, *, z):\n    """Do it."""\n    raise NotImplementedError("f
     (STUB + "def done(x, y=1, *, z):\n    return x\n\nf.__code__ = done.__code__\n", []),  # any __dunder__
     (STUB + "def done(x, y=1, *, z):\n    return x\n\ntype(f).__code__.__set__(f, done.__code__)\n", []),
     (STUB + "f.__globals__['f'] = print\n", []),
+    (STUB + "import sys\n\ngetattr(getattr(sys, 'mod' + 'ules')[__name__], '__di' + 'ct__')['f'] = print\n", []),
+    (STUB + "get_ipython().run_cell_magic('time', '', 'def f(x, y=1, *, z):\\n    return x\\n')\n", []),
     (STUB + "import sys\n\nsys._getframe().f_globals['f'] = print\n", []),
     (STUB + "import exercises.toy as me\n\nme.f = print\n", []),  # imports outside the standard library
     (STUB + "import math as me\n\nme.f = print\n", []),  # an attribute of the stub's name
