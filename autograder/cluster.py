@@ -113,12 +113,8 @@ def worker_isolation() -> str:
 def worker_problem(course_file: str, digest: str, unsafe: bool) -> tuple[bool, str] | None:
     """On a worker: None if it grades ``course_file`` as the client does, otherwise whether its
     sandbox is what refuses (the batch then stops as a local refusal does: exit status 3) and why."""
-    from .canary import run_canary
-
     try:
-        course = _worker_course(course_file, digest)
-        if require_isolation(unsafe).holds:
-            run_canary(course)
+        _graders(_worker_course(course_file, digest), digest, unsafe)  # the sandbox's check and its canary
     except IsolationRefused as error:
         return True, str(error)
     except (GraderError, OSError) as error:
