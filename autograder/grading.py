@@ -7,6 +7,7 @@ sandboxed workers. The batch keeps going whatever happens to one submission.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -55,14 +56,53 @@ def name_cells(course: Course, root: Path, results: Iterable[PropertyResult]) ->
 
 
 def course_digest(course: Course) -> str:
-    """A hash of everything that decides a grade besides the submission."""
-    files = [course.file, *(course.path(e.suite) for e in course.exercises)]
-    files += sorted(course.solutions_path().rglob("*.py"))
+    """A hash of everything that decides a grade besides the submission: the course file, the
+    suites and the course's own modules they import, the solutions, the support modules, the data
+    files and the read-only paths (each file with its path)."""
+    files = [course.file, *suite_sources(course)]
+    files += sorted(course.solutions_path().rglob("*.py")) if course.solutions is not None else []
     files += [course.path(m) for m in course.sandbox.support_modules]
-    digest = hashlib.sha256()
+    for named in [*course.data.values(), *course.sandbox.readonly_paths]:
+        path = course.path(named)
+        files += sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    digest, root = hashlib.sha256(), course.root.resolve()
     for file in files:
-        digest.update(file.read_bytes())
+        name = file.relative_to(root) if file.is_relative_to(root) else file
+        digest.update(f"\0{name}\0".encode("utf-8", "surrogateescape"))
+        digest.update(file.read_bytes() if file.is_file() else b"\0missing")
     return digest.hexdigest()
+
+
+def suite_sources(course: Course) -> list[Path]:
+    """The suites and, transitively, every module of the course's own they import (found under
+    the course root by reading their imports, nothing run): a suite's strategies decide its examples."""
+    root = course.root.resolve()
+    todo = [course.path(e.suite) for e in course.exercises]
+    found: list[Path] = []
+    while todo:
+        file = todo.pop(0)
+        if file in found or not file.is_file():
+            continue
+        found.append(file)
+        try:
+            tree = ast.parse(file.read_bytes())
+        except (SyntaxError, ValueError):
+            continue  # pytest reports a broken suite; its bytes are in the digest all the same
+        here = file.parent.relative_to(root).parts if file.is_relative_to(root) else ()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):  # a relative import starts from the file's package
+                package = here[:len(here) - node.level + 1] if node.level else ()
+                base = ".".join([*package, *filter(None, [node.module])])
+                names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for parts in (name.strip(".").split(".") for name in names if name.strip(".")):
+                for end in range(1, len(parts) + 1):
+                    stem = root.joinpath(*parts[:end])
+                    todo += [stem.with_suffix(".py"), stem / "__init__.py"]
+    return found
 
 
 def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, jobs: int, force: bool,
