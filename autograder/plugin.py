@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import importlib
 import re
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
+from .grading import course_digest
 from .proxy import Known, MissingName, Session
+from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .results import PropertyResult, clip
 from .sandbox import Layout, Limits, Standby
 from .stubs import sure_stubs
@@ -48,6 +52,7 @@ class GradingPlugin:
         self.known: dict[str, Known] = {}
         self.standbys: dict[str, Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
+        self.examples = Examples(cache_folder(), course_digest(course), course.hypothesis.seed)
 
     # --- configuration and collection -------------------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -99,6 +104,12 @@ class GradingPlugin:
     @pytest.fixture
     def sandbox(self, request: pytest.FixtureRequest):
         exercise = self.course.exercise(request.node.stash[_EXERCISE])
+        request.node.stash[_SESSION] = self._open(exercise)
+        yield request.node.stash[_SESSION]
+        self._close(request.node.stash[_SESSION], exercise)  # the one a replay that did not pass left
+
+    def _open(self, exercise: Exercise) -> Session:
+        """A session for one property of ``exercise``, with what is left of the time budgets."""
         limits = self.course.limits
         left = limits.exercise_seconds - self.spent[exercise.module]
         if left <= 0:
@@ -110,9 +121,10 @@ class GradingPlugin:
                 raise SandboxFailure("budget", f"the time budget of {limits.submission_seconds:g} s for the whole "
                                                "submission is used up")
             left = min(left, overall)
-        session = open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
-                               self._known(exercise), self._standby(exercise))
-        yield session
+        return open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
+                            self._known(exercise), self._standby(exercise))
+
+    def _close(self, session: Session, exercise: Exercise) -> None:
         session.close()
         self.spent[exercise.module] += session.spent
 
@@ -147,6 +159,49 @@ class GradingPlugin:
         if self.course.is_release:
             raise GraderError(f"{request.node.nodeid} needs the reference solutions, which a student release lacks")
         return importlib.import_module(f"{self.course.solutions}.{request.node.stash[_EXERCISE]}")
+
+    # --- replaying the examples of a property that passed (autograder.replay) ----------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
+        if not replayable(pyfuncitem) or not set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
+            yield
+            return
+        test = pyfuncitem.obj
+        pyfuncitem.obj = functools.wraps(test)(functools.partial(self._replay_or_run, pyfuncitem, test))
+        try:
+            yield
+        finally:
+            pyfuncitem.obj = test
+
+    def _replay_or_run(self, item: pytest.Function, test: Any, **fixtures: Any) -> None:
+        """The hypothesis test ``test``: replayed on its recorded examples if it has them and
+        they all pass; else run by hypothesis on a fresh session, recording its examples if it passes."""
+        inner = test.hypothesis.inner_test
+        examples = self.examples.load(item.nodeid, test)
+        if examples is not None:
+            if passes(inner, fixtures, examples):
+                return
+            fixtures = self._start_afresh(item, fixtures)
+        recorder = Recorder(inner, set(fixtures))
+        test.hypothesis.inner_test = recorder.test
+        try:
+            test(**fixtures)
+        finally:
+            test.hypothesis.inner_test = inner
+        if recorder.wires is not None:
+            self.examples.save(item.nodeid, test, recorder.wires)
+
+    def _start_afresh(self, item: pytest.Function, fixtures: dict[str, Any]) -> dict[str, Any]:
+        """``fixtures`` with the property's session replaced by a new one, as if the replay had not been."""
+        exercise = self.course.exercise(item.stash[_EXERCISE])
+        self._close(item.stash[_SESSION], exercise)
+        session = item.stash[_SESSION] = self._open(exercise)
+        fixtures = dict(fixtures)
+        if "sandbox" in fixtures:
+            fixtures["sandbox"] = session
+        if "student" in fixtures:
+            fixtures["student"] = session.module(f"{self.course.package}.{exercise.module}")
+        return fixtures
 
     # --- results ------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
@@ -194,6 +249,8 @@ def draw_from_the_seed_alone() -> None:
 _EXERCISE = pytest.StashKey[str]()
 _FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")
 _RECORDED = pytest.StashKey[bool]()
+_SESSION = pytest.StashKey[Session]()
+_OWN_FIXTURES = {"course", "sandbox", "student", "reference", "request"}  # what a replay can start afresh
 
 
 def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, limit: int) -> str:

@@ -1,0 +1,170 @@
+"""A property that passed replays its examples without hypothesis.
+
+With the seed pinned, hypothesis draws a property's next example from the seed, the strategies
+and what became of the examples before it: whether each passed, and nothing else (the suites'
+bodies neither ``assume`` nor ``target``, or the replay falls back as below). So every
+submission that passes the examples one passing grading saw would be shown exactly those
+examples, in that order. The first grading of a property on a machine records them (the
+values each example passed to the test, before the test ran); every later grading calls the
+test on them directly, in hypothesis's conditions (the global ``random`` seeded alike), and
+spends nothing on generating them, which was most of a grader's time.
+
+The first recorded example that does not pass (an assertion, the student's exception, a
+sandbox failure, anything) ends the replay, and hypothesis runs the property as before on a
+fresh session: the shrinking and the feedback are hypothesis's own, and the grade is the one
+it would give. A property is recorded only if every example is plain data that
+:mod:`autograder.codec` carries exactly, with no mutable value shared between two places (a
+``st.data()`` or ``st.randoms()`` argument is not, so such a property always runs hypothesis).
+
+Records live beside hypothesis's files in the grader's cache (never in a sandbox, never in a
+release), one JSON file per property, named by a hash of the course digest, the versions of
+Python, its unicode tables, hypothesis and this engine, the property's id and its settings: a
+change to any of them starts afresh.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import pytest
+from hypothesis.internal.entropy import deterministic_PRNG
+
+from . import codec
+
+Example = dict[str, Any]
+
+
+class Examples:
+    """The recorded examples of one course's properties, in ``folder`` (None: nothing is kept)."""
+
+    def __init__(self, folder: Path | None, course_digest: str, seed: int):
+        self.folder = folder
+        engine = b"".join(Path(__file__).with_name(name).read_bytes() for name in ("plugin.py", "replay.py"))
+        self.course_key = "\0".join([course_digest, str(seed), sys.version, unicodedata.unidata_version,
+                                     hypothesis.__version__, hashlib.sha256(engine).hexdigest()])
+
+    def _file(self, nodeid: str, test: Any) -> Path | None:
+        """Where the record of the hypothesis test ``test`` (pytest's ``nodeid``) lives, if anywhere."""
+        if self.folder is None:
+            return None
+        key = "\0".join([self.course_key, nodeid, repr(test._hypothesis_internal_use_settings)])
+        return self.folder / f"{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()}.json"
+
+    def load(self, nodeid: str, test: Any) -> list[Example] | None:
+        """The test's recorded examples, or None (none yet, or unreadable)."""
+        file = self._file(nodeid, test)
+        try:
+            data = json.loads(file.read_bytes()) if file is not None else None
+            examples = [codec.decode(wire) for wire in data] if type(data) is list else None
+        except (OSError, ValueError, TypeError):  # codec.CodecError is a ValueError
+            return None
+        if examples is None or not all(type(example) is dict and all(type(name) is str for name in example)
+                                       for example in examples):
+            return None
+        return examples
+
+    def save(self, nodeid: str, test: Any, wires: list[Any]) -> None:
+        """Keep ``wires`` (encoded examples) for the test; a cache that cannot be written is skipped."""
+        target = self._file(nodeid, test)
+        if target is None:
+            return
+        try:
+            with tempfile.NamedTemporaryFile("w", dir=target.parent, suffix=".tmp", delete=False) as out:
+                json.dump(wires, out, separators=(",", ":"))
+            os.replace(out.name, target)  # whole or not at all, should two graders record at once
+        except OSError:
+            return
+
+
+def cache_folder() -> Path | None:
+    """Where this process keeps records: beside hypothesis's own files (the grader's cache, see
+    :func:`autograder.grading.hypothesis_storage`), if that folder is this user's alone; else
+    nowhere, since whoever can write a record there decides which examples a property sees."""
+    folder = Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis").resolve() / "autograder-examples"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        mode = folder.stat()
+    except OSError:
+        return None
+    return folder if mode.st_uid == os.getuid() and not mode.st_mode & 0o022 else None
+
+
+def replayable(item: pytest.Item) -> bool:
+    """Whether ``item`` is a hypothesis test at module level (what this module replays)."""
+    return (isinstance(item, pytest.Function) and getattr(item.obj, "is_hypothesis_test", False)
+            and getattr(item, "instance", None) is None)
+
+
+class Recorder:
+    """``test`` stands in for a hypothesis test's inner function (same name and signature): it
+    records each example, then runs it. ``wires`` is the examples so far, encoded, or None once
+    one cannot be recorded exactly."""
+
+    def __init__(self, inner: Callable[..., Any], fixtures: set[str]):
+        self.wires: list[Any] | None = []
+
+        @functools.wraps(inner)
+        def test(*args: Any, **kwargs: Any) -> Any:
+            if self.wires is not None:
+                wire = None if args else exact_wire({k: v for k, v in kwargs.items() if k not in fixtures})
+                self.wires = None if wire is None else [*self.wires, wire]
+            return inner(*args, **kwargs)
+
+        self.test = test
+
+
+def exact_wire(value: Any) -> Any | None:
+    """``value`` encoded by :mod:`autograder.codec`, or None unless decoding gives it back exactly:
+    the same types all the way down, floats to the bit, dicts and sets in the same order, and no
+    list, dict or set found twice (the copy would not share it)."""
+    try:
+        wire = codec.encode(value)
+        again = codec.decode(json.loads(json.dumps(wire)))
+    except (codec.CodecError, RecursionError):
+        return None
+    return wire if _same(value, again, set()) else None
+
+
+def _same(a: Any, b: Any, seen: set[int]) -> bool:
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return math.copysign(1.0, a) == math.copysign(1.0, b) and (a == b or (math.isnan(a) and math.isnan(b)))
+    if type(a) in (list, dict, set):
+        if id(a) in seen:
+            return False
+        seen.add(id(a))
+    if type(a) is dict:
+        return len(a) == len(b) and all(_same(k, j, seen) and _same(v, w, seen)
+                                        for (k, v), (j, w) in zip(a.items(), b.items(), strict=True))
+    if type(a) in (list, tuple, set, frozenset):
+        return len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b, strict=True))
+    return a == b if type(a) in (bool, int, str, bytes, type(None)) else False
+
+
+def passes(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[Example]) -> bool:
+    """Whether the test body passes every example, each run as hypothesis runs one (the global
+    ``random`` seeded as hypothesis seeds it). Anything else, a value returned included (an
+    error under hypothesis), is not passing: a :class:`~autograder.errors.SandboxFailure` and
+    pytest's outcomes derive from ``BaseException``, so only an interrupt goes through."""
+    for example in examples:
+        try:
+            with deterministic_PRNG():
+                if inner(**fixtures, **example) is not None:
+                    return False
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
+            return False
+    return True

@@ -1,0 +1,154 @@
+"""Replaying a passing property's examples (``autograder/replay.py``) changes no grade.
+
+The toy course (``tests/fixtures/toy_course``) is graded here in this process, each test with
+its own empty record folder: the first grading records, the later ones replay, and every
+result must equal a grading that never replays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shutil
+from collections import Counter, namedtuple
+from pathlib import Path
+
+import pytest
+
+from autograder import replay
+from autograder.config import load_course
+from autograder.grading import course_digest
+from autograder.plugin import run_suites
+from autograder.submission import stage
+from tests.conftest import ROOT
+
+TOY = ROOT / "tests" / "fixtures" / "toy_course"
+SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+# Right for its first calls in a worker, wrong from the sixth on: a replay that failed and went
+# on in the same worker would show hypothesis a different student than a fresh grading does.
+TIRING = '''CALLS = []
+
+
+def add_all(values):
+    if not isinstance(values, list):
+        raise TypeError("add_all takes a list")
+    CALLS.append(1)
+    return sum(values) + (len(CALLS) > 5)
+'''
+OFF_BY_ONE_ON_LONG = '''def add_all(values):
+    if not isinstance(values, list):
+        raise TypeError("add_all takes a list")
+    return sum(values) + (len(values) > 3)
+'''
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A copy of the toy course, and an empty folder for hypothesis's files and the records."""
+    course = tmp_path / "course"
+    shutil.copytree(TOY, course, ignore=SKIPPED)
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "hypothesis"))
+    return load_course(course / "course.yaml")
+
+
+def grade(course, submission: Path) -> list[dict]:
+    staged = stage(course, submission)
+    try:
+        results, _ = run_suites(course, staged.root)
+    finally:
+        staged.remove()
+    return [dataclasses.asdict(result) for result in results]
+
+
+def submission(tmp_path: Path, name: str, source: str) -> Path:
+    folder = tmp_path / name / "toy"
+    folder.mkdir(parents=True)
+    (folder / "ex_sum.py").write_text(source)
+    return folder.parent
+
+
+def records(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "hypothesis" / "autograder-examples").glob("*.json"))
+
+
+def test_a_passing_grading_records_and_the_next_replays_to_the_same_results(toy, tmp_path, monkeypatch):
+    replays = []
+    original = replay.passes
+    monkeypatch.setattr("autograder.plugin.passes", lambda *a: replays.append(original(*a)) or replays[-1])
+    first = grade(toy, toy.solutions_path())
+    assert len(records(tmp_path)) == 2 and not replays  # both properties passed, so both were recorded
+    again = grade(toy, toy.solutions_path())
+    assert again == first and replays == [True, True]
+    assert all(result["passed"] for result in again)
+
+
+@pytest.mark.parametrize("source", [TIRING, OFF_BY_ONE_ON_LONG], ids=["tiring", "off_by_one_on_long"])
+def test_a_failing_replay_gives_hypothesis_s_own_grade_and_feedback(toy, tmp_path, monkeypatch, source):
+    wrong = submission(tmp_path, "wrong", source)
+    with monkeypatch.context() as never:
+        never.setattr("autograder.plugin.cache_folder", lambda: None)
+        fresh = grade(load_course(toy.file), wrong)
+    grade(toy, toy.solutions_path())  # records
+    assert len(records(tmp_path)) == 2
+    replayed = grade(toy, wrong)
+    assert replayed == fresh
+    failed = [result for result in replayed if not result["passed"]]
+    assert failed and "Falsifying example" in failed[0]["output"]
+
+
+def test_a_corrupt_or_foreign_record_is_not_used(toy, tmp_path):
+    first = grade(toy, toy.solutions_path())
+    for record in records(tmp_path):
+        record.write_text('{"not": "a list"}')
+    assert grade(toy, toy.solutions_path()) == first
+    assert all(record.read_text().startswith("[") for record in records(tmp_path))  # recorded again
+    folder = tmp_path / "hypothesis" / "autograder-examples"
+    folder.chmod(0o777)  # others could write records: whoever writes one picks the examples
+    assert replay.cache_folder() is None
+    folder.chmod(0o700)
+    assert replay.cache_folder() == folder
+
+
+def test_a_change_to_what_a_suite_imports_or_reads_changes_the_course_digest(toy):
+    """Records are keyed by the course digest, so it must cover everything that decides the examples."""
+    root = toy.root
+    (root / "helpers").mkdir()
+    (root / "helpers" / "__init__.py").write_text("")
+    (root / "helpers" / "draw.py").write_text("SIZE = 20\n")
+    (root / "data").mkdir()
+    (root / "data" / "table.txt").write_text("one\n")
+    suite = root / "suites" / "ex_sum.py"
+    suite.write_text(suite.read_text() + "\nfrom helpers.draw import SIZE\n")
+    yaml = toy.file.read_text() + "\ndata:\n  table: data/table.txt\n"
+    toy.file.write_text(yaml)
+    digests = [course_digest(load_course(toy.file))]
+    for path, text in ((root / "helpers" / "draw.py", "SIZE = 21\n"), (root / "data" / "table.txt", "two\n"),
+                       (root / "helpers" / "__init__.py", "# a package's init runs too\n")):
+        path.write_text(text)
+        digests.append(course_digest(load_course(toy.file)))
+    (root / "NOTES.md").write_text("not read by any suite")
+    digests.append(course_digest(load_course(toy.file)))
+    assert len(set(digests)) == 4 and digests[-1] == digests[-2]
+
+
+Point = namedtuple("Point", "x y")
+
+
+@pytest.mark.parametrize("value", [
+    {"ids": [1, 2], "pair": (1, 2), "text": "t\udc80", "raw": b"\x00", "none": None, "flag": True, "big": 2**70},
+    {"zero": -0.0, "nan": math.nan, "inf": -math.inf, "dict": {3: "c", 1: "a"}, "nested": [[()], {(1,): [2.5]}]},
+    {"items": frozenset({1}), "set": {"a"}},
+])
+def test_exact_values_are_recorded(value):
+    assert replay.exact_wire(value) is not None
+
+
+@pytest.mark.parametrize("value", [
+    {"counts": Counter("aab")},  # would come back a plain dict
+    {"point": Point(1, 2)},  # would come back another class
+    {"strategy": object()},  # not plain data (st.data(), st.randoms())
+    {"shared": [[0]] * 2},  # one list in two places
+], ids=["subclass", "named_tuple", "object", "aliased"])
+def test_values_that_would_not_come_back_exactly_are_not_recorded(value):
+    assert replay.exact_wire(value) is None
