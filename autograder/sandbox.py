@@ -34,6 +34,7 @@ import os
 import selectors
 import shutil
 import signal
+import site
 import struct
 import subprocess
 import sys
@@ -384,6 +385,7 @@ class Worker:
         readable = [*(Path(d) for d in SYSTEM_DIRS), *_runtime(), *layout.readonly_paths, grader, support, submission]
         config = {
             "path": [str(submission), str(support)],
+            "site": site.getsitepackages(),  # Python starts with -S: see worker.main
             "limits": self.limits.rlimits(),
             "landlock": "landlock" in self.isolation.layers,
             "read": [str(p) for p in [*readable, Path("/dev/urandom"), Path("/dev/zero")]],
@@ -392,7 +394,7 @@ class Worker:
             # RLIMIT_NPROC does not count for root: without a cgroup, a root worker starts no process
             "no_processes": self.uid is None and os.geteuid() == 0 and self.cgroup is None,
         }
-        command = [sys.executable, "-s", "-P", "-B", str(grader / "worker.py"), json.dumps(config)]
+        command = [sys.executable, "-S", "-s", "-P", "-B", str(grader / "worker.py"), json.dumps(config)]
         if self.uid is not None:
             _chown_tree(self.home, self.uid)
             command = ["setpriv", *_setpriv_args(self.uid), *command]
