@@ -192,9 +192,13 @@ class GradingPlugin:
             self.examples.save(item.nodeid, test, recorder.wires)
 
     def _start_afresh(self, item: pytest.Function, fixtures: dict[str, Any]) -> dict[str, Any]:
-        """``fixtures`` with the property's session replaced by a new one, as if the replay had not been."""
+        """``fixtures`` with the property's session replaced by a new one, as if the replay had not been.
+
+        The exercise's budget is not charged for the replay, so that hypothesis's run meets the
+        budget (and a hang the same time limit) as it would have; the submission's budget, wall
+        time since grading began, still counts everything."""
         exercise = self.course.exercise(item.stash[_EXERCISE])
-        self._close(item.stash[_SESSION], exercise)
+        item.stash[_SESSION].close()
         session = item.stash[_SESSION] = self._open(exercise)
         fixtures = dict(fixtures)
         if "sandbox" in fixtures:

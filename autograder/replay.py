@@ -88,16 +88,22 @@ class Examples:
 
 
 def cache_folder() -> Path | None:
-    """Where this process keeps records: beside hypothesis's own files (the grader's cache, see
-    :func:`autograder.grading.hypothesis_storage`), if that folder is this user's alone; else
-    nowhere, since whoever can write a record there decides which examples a property sees."""
-    folder = Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis").resolve() / "autograder-examples"
+    """Where this process keeps records: ``$AUTOGRADER_RECORDS`` if set (``off``: nowhere), else
+    beside hypothesis's own files (the grader's cache, see
+    :func:`autograder.grading.hypothesis_storage`). Only a folder that is this user's alone,
+    in a folder that is this user's alone, is used: whoever can write a record there decides
+    which examples a property sees."""
+    chosen = os.environ.get("AUTOGRADER_RECORDS")
+    if chosen == "off":
+        return None
+    folder = Path(chosen or Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis")
+                  / "autograder-examples").resolve()
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        mode = folder.stat()
+        modes = [folder.stat(), folder.parent.stat()]
     except OSError:
         return None
-    return folder if mode.st_uid == os.getuid() and not mode.st_mode & 0o022 else None
+    return folder if all(m.st_uid == os.getuid() and not m.st_mode & 0o022 for m in modes) else None
 
 
 def replayable(item: pytest.Item) -> bool:

@@ -104,10 +104,20 @@ def test_a_corrupt_or_foreign_record_is_not_used(toy, tmp_path):
     assert grade(toy, toy.solutions_path()) == first
     assert all(record.read_text().startswith("[") for record in records(tmp_path))  # recorded again
     folder = tmp_path / "hypothesis" / "autograder-examples"
-    folder.chmod(0o777)  # others could write records: whoever writes one picks the examples
-    assert replay.cache_folder() is None
-    folder.chmod(0o700)
-    assert replay.cache_folder() == folder
+    for writable in (folder, folder.parent):  # others could write records: whoever writes one picks the examples
+        writable.chmod(0o777)
+        assert replay.cache_folder() is None
+        writable.chmod(0o700)
+        assert replay.cache_folder() == folder
+
+
+def test_records_can_be_kept_elsewhere_or_not_at_all(toy, tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_RECORDS", "off")
+    grade(toy, toy.solutions_path())
+    assert replay.cache_folder() is None and not records(tmp_path)
+    monkeypatch.setenv("AUTOGRADER_RECORDS", str(tmp_path / "elsewhere"))
+    grade(toy, toy.solutions_path())
+    assert len(list((tmp_path / "elsewhere").glob("*.json"))) == 2 and not records(tmp_path)
 
 
 def test_a_change_to_what_a_suite_imports_or_reads_changes_the_course_digest(toy):

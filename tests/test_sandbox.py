@@ -45,6 +45,13 @@ def exit_now():
 def hard_exit():
     os._exit(0)
 
+def builtin_exit():
+    exit(4)
+
+def installed():
+    import yaml
+    return yaml.__name__, callable(help), callable(quit)
+
 def hang():
     while True:
         pass
@@ -305,6 +312,15 @@ def test_exit_and_exceptions_are_student_errors(session):
     assert toy.add(1, 1) == 2, "the worker keeps serving after the student's exception"
 
 
+def test_what_site_gives_is_there_though_python_starts_without_it(session):
+    """The worker's Python starts with -S (no .pth files run, see worker.with_site_packages):
+    the builtin exit() still raises SystemExit, and installed packages still import."""
+    toy = session.module("exercises.toy")
+    with pytest.raises(StudentError, match=r"builtin_exit\(\) raised SystemExit: 4"):
+        toy.builtin_exit()
+    assert toy.installed() == ("yaml", True, True)
+
+
 @pytest.mark.parametrize("attack, kind, message", [
     ("hard_exit", "crash", "stopped answering"),
     ("hang", "timeout", "took longer than 3 s"),
@@ -402,13 +418,20 @@ class TestIsolation:
         with pytest.raises(StudentError, match="PermissionError|Read-only"):
             strong_session.module("exercises.toy").write(str(ROOT / "course.yaml"), "")
 
-    def test_cannot_plant_files_for_the_graders_hypothesis(self, strong_session, tmp_path):
-        """Grader processes share hypothesis's files (:func:`autograder.grading.hypothesis_storage`)."""
+    @pytest.mark.parametrize("where", ["hypothesis", "records"])
+    def test_cannot_plant_files_for_the_graders_hypothesis(self, strong_session, tmp_path, monkeypatch, where):
+        """Grader processes share hypothesis's files (:func:`autograder.grading.hypothesis_storage`)
+        and the examples of passing properties (:func:`autograder.replay.cache_folder`), which
+        decide what later gradings are shown."""
         from autograder.grading import hypothesis_storage
+        from autograder.replay import cache_folder
 
-        planted = Path(hypothesis_storage(str(tmp_path))) / "planted"  # the folder exists: only the sandbox stops it
+        folder = Path(hypothesis_storage(str(tmp_path)))
+        monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(folder))
+        monkeypatch.delenv("AUTOGRADER_RECORDS", raising=False)
+        planted = (folder if where == "hypothesis" else cache_folder()) / "planted.json"  # the folder exists
         with pytest.raises(StudentError, match="FileNotFoundError|PermissionError|Read-only"):
-            strong_session.module("exercises.toy").write(str(planted), "{}")
+            strong_session.module("exercises.toy").write(str(planted), "[]")
         assert not planted.exists()
 
     def test_read_only_paths_under_tmp_stay_visible(self, submission, tmp_path):
