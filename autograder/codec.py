@@ -40,7 +40,10 @@ import json
 import time
 from collections import namedtuple
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported: the worker imports this module at each of its starts
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 200  # levels of nesting
 MAX_ITEMS = 2_000_000  # values decoded from one message

@@ -8,13 +8,17 @@ later. They confine the calling thread only, so call them before any thread is s
 This file is copied alone into the sandbox: it must never import from the autograder package.
 """
 
+from __future__ import annotations
+
 import ctypes
 import errno
 import os
-import platform
 import stat
 import struct
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid at each of its starts
+if TYPE_CHECKING:
+    from typing import Any
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -143,7 +147,7 @@ def deny_syscalls(processes: bool = False) -> None:
     every other call stay allowed; a call made through a foreign syscall convention (e.g.
     i386 ``int 0x80`` on x86_64) kills the process.
     """
-    machine = platform.machine().lower()
+    machine = os.uname().machine.lower()
     if machine not in _MACHINES or struct.calcsize("P") != 8:  # a 32-bit build would be killed
         raise OSError(errno.ENOTSUP, f"deny_syscalls: unsupported machine {machine!r}")
     numbers = _MACHINES[machine]
@@ -189,7 +193,7 @@ def drop_capabilities() -> None:
     for capability in range(64):
         _libc.prctl(_PR_CAPBSET_DROP, ctypes.c_ulong(capability), zero, zero, zero)
     _libc.prctl(_PR_CAP_AMBIENT, ctypes.c_ulong(_AMBIENT_CLEAR_ALL), zero, zero, zero)
-    machine = platform.machine().lower()
+    machine = os.uname().machine.lower()
     if machine not in _CAPSET:
         raise OSError(errno.ENOTSUP, f"drop_capabilities: unsupported machine {machine!r}")
     header = struct.pack("=Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process

@@ -21,7 +21,8 @@ import signal
 import struct
 import sys
 import traceback
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing is not imported, which would add 3 ms to every worker's start
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if TYPE_CHECKING:  # mypy reads the siblings as the package's own modules
