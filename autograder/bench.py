@@ -15,6 +15,7 @@ the stubs in this process under cProfile and splits the time by where it went
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import statistics
@@ -23,6 +24,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from rich.console import Console
@@ -90,20 +92,43 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
 
 
 def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
-    """The figures of ``--json``: wall seconds of real runs, as an instructor would see them."""
+    """The figures of ``--json``: wall seconds of real runs, as an instructor would see them.
+
+    They start from no recorded examples (:mod:`autograder.replay`, in a folder of their own):
+    ``reference_seconds_first`` is the course's first grading on a machine, which records them;
+    every later figure replays them, as every grading after the first does."""
     quiet = Console(file=open(os.devnull, "w"))
     figures: dict[str, float | None] = {}
-    for key, path in (("reference_seconds", course.solutions_path()), ("stubs_seconds", course.path(course.package))):
-        began = time.perf_counter()
-        grade_many(course, [("one", path)], out / key, 1, True, quiet)
-        figures[key] = round(time.perf_counter() - began, 2)
-    figures["nbgrader_student_seconds"] = _nbgrader_student(course, out / "nbgrader")
-    with tempfile.TemporaryDirectory() as folder:
-        named = _copies(course.solutions_path(), Path(folder), copies)
-        began = time.perf_counter()
-        grade_many(course, named, out / "batch", 2, True, quiet)
-        figures["batch_per_minute_jobs2"] = round(copies / (time.perf_counter() - began) * 60, 1)
+    with fresh_records():
+        reference, stubs = course.solutions_path(), course.path(course.package)
+        for key, path in (("reference_seconds_first", reference), ("reference_seconds", reference),
+                          ("stubs_seconds", stubs)):
+            began = time.perf_counter()
+            grade_many(course, [("one", path)], out / key, 1, True, quiet)
+            figures[key] = round(time.perf_counter() - began, 2)
+        figures["nbgrader_student_seconds"] = _nbgrader_student(course, out / "nbgrader")
+        with tempfile.TemporaryDirectory() as folder:
+            named = _copies(course.solutions_path(), Path(folder), copies)
+            began = time.perf_counter()
+            grade_many(course, named, out / "batch", 2, True, quiet)
+            figures["batch_per_minute_jobs2"] = round(copies / (time.perf_counter() - began) * 60, 1)
     return figures
+
+
+@contextlib.contextmanager
+def fresh_records() -> Iterator[None]:
+    """Record examples in a new private folder (``AUTOGRADER_RECORDS``) for a while; grader
+    processes started meanwhile inherit it."""
+    before = os.environ.get("AUTOGRADER_RECORDS")
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["AUTOGRADER_RECORDS"] = str(Path(folder) / "records")
+        try:
+            yield
+        finally:
+            if before is None:
+                del os.environ["AUTOGRADER_RECORDS"]
+            else:
+                os.environ["AUTOGRADER_RECORDS"] = before
 
 
 def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path]]:
@@ -118,7 +143,8 @@ def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path
 
 
 def _nbgrader_student(course: Course, out: Path) -> float | None:
-    """Seconds of ``nbgrader autograde`` of one student who submitted every exercise's source notebook."""
+    """Seconds of ``nbgrader autograde`` of one student who submitted every exercise's source
+    notebook, after another student's (the course's first grading, which records the examples)."""
     try:
         import nbformat
 
@@ -134,11 +160,13 @@ def _nbgrader_student(course: Course, out: Path) -> float | None:
         subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=out, env=env, check=True, capture_output=True)
 
     nbgrader("generate_assignment", "*")
-    for exercise in course.exercises:
-        notebook = nbformat.read(out / "source" / exercise.module / f"{exercise.module}.ipynb", as_version=4)
-        folder = out / "submitted" / "student" / exercise.module
-        shutil.copytree(out / "release" / exercise.module, folder)
-        nbformat.write(notebook, folder / f"{exercise.module}.ipynb")
+    for student in ("first", "student"):  # the first student's grading records the examples
+        for exercise in course.exercises:
+            notebook = nbformat.read(out / "source" / exercise.module / f"{exercise.module}.ipynb", as_version=4)
+            folder = out / "submitted" / student / exercise.module
+            shutil.copytree(out / "release" / exercise.module, folder)
+            nbformat.write(notebook, folder / f"{exercise.module}.ipynb")
+    nbgrader("autograde", "*", "--student=first")
     began = time.perf_counter()
     nbgrader("autograde", "*", "--student=student")
     return round(time.perf_counter() - began, 2)
@@ -151,7 +179,8 @@ CATEGORIES = (  # where a function's own time goes, by the file it is in (the fi
                                                                     "autograder/codec.py")),
     ("reference computation", ("/solutions/",)),
     ("hypothesis: generating and shrinking", ("/hypothesis/",)),
-    ("pytest and the grading plugin", ("/_pytest/", "/pluggy/", "autograder/plugin.py", "autograder/suite.py")),
+    ("pytest and the grading plugin", ("/_pytest/", "/pluggy/", "autograder/plugin.py", "autograder/replay.py",
+                                       "autograder/suite.py")),
     ("the suites' own code", ("/suites/", "/tokcourse/")),
 )
 
@@ -162,32 +191,40 @@ def profile(course: Course, console: Console) -> dict[str, dict[str, float]]:
     A function's own time goes to the category its file matches; a built-in's (``poll``,
     ``write``, ``open``) and the standard library's to that of the nearest caller outside them
     that spent the most in it, so that waiting on a worker counts as a round trip. The profiler
-    slows Python code down, so the shares matter more than the seconds."""
+    slows Python code down, so the shares matter more than the seconds. The reference is graded
+    twice, from no recorded examples (:mod:`autograder.replay`): first recording, then replaying."""
+    breakdown = {}
+    with fresh_records():
+        for name, path in (("reference, first grading", course.solutions_path()),
+                           ("reference, replayed", course.solutions_path()), ("stubs", course.path(course.package))):
+            breakdown[name] = _profiled(course, path)
+    table = Table(title="where grading's time goes (cProfile; seconds)")
+    table.add_column("category")
+    for name in breakdown:
+        table.add_column(name, justify="right")
+    for category in next(iter(breakdown.values())):
+        table.add_row(category, *(f"{b[category]:.1f}" for b in breakdown.values()))
+    console.print(table)
+    return breakdown
+
+
+def _profiled(course: Course, path: Path) -> dict[str, float]:
+    """Seconds per category of grading ``path`` here under cProfile."""
     import cProfile
     import pstats
 
     from .grading import grade_staged
     from .submission import stage
 
-    breakdown = {}
-    for name, path in (("reference", course.solutions_path()), ("stubs", course.path(course.package))):
-        staged = stage(course, path)
-        profiler = cProfile.Profile()
-        try:
-            profiler.enable()
-            grade_staged(course, staged)
-            profiler.disable()
-        finally:
-            staged.remove()
-        breakdown[name] = _categorise(pstats.Stats(profiler))
-    table = Table(title="where grading's time goes (cProfile; seconds)")
-    table.add_column("category")
-    for name in breakdown:
-        table.add_column(name, justify="right")
-    for category in breakdown["reference"]:
-        table.add_row(category, *(f"{b[category]:.1f}" for b in breakdown.values()))
-    console.print(table)
-    return breakdown
+    staged = stage(course, path)
+    profiler = cProfile.Profile()
+    try:
+        profiler.enable()
+        grade_staged(course, staged)
+        profiler.disable()
+    finally:
+        staged.remove()
+    return _categorise(pstats.Stats(profiler))
 
 
 def _categorise(stats) -> dict[str, float]:
