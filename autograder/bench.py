@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 from rich.console import Console
 from rich.table import Table
@@ -119,16 +120,8 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
 def fresh_records() -> Iterator[None]:
     """Record examples in a new private folder (``AUTOGRADER_RECORDS``) for a while; grader
     processes started meanwhile inherit it."""
-    before = os.environ.get("AUTOGRADER_RECORDS")
-    with tempfile.TemporaryDirectory() as folder:
-        os.environ["AUTOGRADER_RECORDS"] = str(Path(folder) / "records")
-        try:
-            yield
-        finally:
-            if before is None:
-                del os.environ["AUTOGRADER_RECORDS"]
-            else:
-                os.environ["AUTOGRADER_RECORDS"] = before
+    with tempfile.TemporaryDirectory() as folder, mock.patch.dict(os.environ, AUTOGRADER_RECORDS=f"{folder}/records"):
+        yield
 
 
 def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path]]:

@@ -27,11 +27,12 @@ import json
 import os
 import sys
 import unicodedata
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+from unittest import mock
 
 import sentencepiece
 import tiktoken
@@ -145,18 +146,9 @@ def tiktoken_ranks(data: bytes) -> dict[bytes, int]:
     return {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
 
 
-@contextmanager
-def tiktoken_cache_pinned(folder: Path) -> Iterator[None]:
+def tiktoken_cache_pinned(folder: Path) -> AbstractContextManager[dict[str, str]]:
     """Make tiktoken read its cache from ``folder`` alone, whatever the environment says."""
-    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["TIKTOKEN_CACHE_DIR"]
-        else:
-            os.environ["TIKTOKEN_CACHE_DIR"] = saved
+    return mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": str(folder)})
 
 
 def tiktoken_encoding(entry: Entry, path: Path) -> tiktoken.Encoding:
