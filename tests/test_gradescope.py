@@ -32,19 +32,26 @@ def bundle(tmp_path_factory) -> Path:
     return out
 
 
-def run_autograder(bundle: Path, root: Path, submission: Path) -> tuple[dict, float]:
-    """Lay out ``root`` as Gradescope's /autograder, run run_autograder; return results.json and the seconds."""
+def run_autograder(bundle: Path, root: Path, submission: Path, *arguments: str,
+                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Lay out ``root`` as Gradescope's /autograder and run run_autograder there, as root would."""
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(root / "source")
     shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
     shutil.copytree(submission, root / "submission")
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable, **(env or {})}
     env.pop("PYTHONPATH", None)
-    started = time.monotonic()
-    run = subprocess.run(["bash", str(root / "run_autograder")], cwd="/", env=env, capture_output=True, text=True,
-                         timeout=900)
-    seconds = time.monotonic() - started
+    run = subprocess.run(["bash", str(root / "run_autograder"), *arguments], cwd="/", env=env, capture_output=True,
+                         text=True, timeout=900)
     assert run.returncode == 0, run.stderr + run.stdout
+    return run
+
+
+def graded(bundle: Path, root: Path, submission: Path, env: dict[str, str] | None = None) -> tuple[dict, float]:
+    """run_autograder on ``submission``: its results.json (checked against Gradescope's format) and the seconds."""
+    started = time.monotonic()
+    run_autograder(bundle, root, submission, env=env)
+    seconds = time.monotonic() - started
     results = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(results, RESULTS_SCHEMA)
     return results, seconds
@@ -63,15 +70,30 @@ def test_the_bundle_holds_the_scripts_and_the_whole_course(bundle):
 
 
 def test_a_correct_submission_scores_full_marks(bundle, tmp_path):
-    results, seconds = run_autograder(bundle, tmp_path, ROOT / "solutions")
+    results, seconds = graded(bundle, tmp_path, ROOT / "solutions")
     print(f"run_autograder on the reference: {seconds:.1f} s")
     assert results["score"] == 110  # 100 + 10 bonus: Gradescope takes a score above the maximum as extra credit
     assert all(test["status"] == "passed" for test in results["tests"])
     assert "Student code ran in a sandbox" in results["output"]
 
 
+def test_setup_records_the_examples_that_each_grading_then_replays(bundle, tmp_path):
+    """setup.sh's ``run_autograder --record`` grades the solutions into root's cache (here a
+    fresh one); a submission's grading then replays every recorded property (nothing is
+    recorded again: a property is saved only when hypothesis ran it and it passed)."""
+    assert 'run_autograder" --record' in zipfile.ZipFile(bundle).read("setup.sh").decode()
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run_autograder(bundle, tmp_path / "image", ROOT / "exercises", "--record", env=cache)
+    recorded = tmp_path / "cache" / "autograder" / "hypothesis" / "autograder-examples"
+    made = {path.name: path.stat().st_mtime_ns for path in recorded.glob("*.json")}
+    assert len(made) > 50 and not (tmp_path / "image" / "results").exists()
+    results, _ = graded(bundle, tmp_path / "graded", ROOT / "solutions", env=cache)
+    assert results["score"] == 110
+    assert {path.name: path.stat().st_mtime_ns for path in recorded.glob("*.json")} == made
+
+
 def test_a_wrong_submission_loses_points(bundle, tmp_path):
-    results, _ = run_autograder(bundle, tmp_path, ROOT / "samples" / "partly_wrong")
+    results, _ = graded(bundle, tmp_path, ROOT / "samples" / "partly_wrong")
     assert 0 < results["score"] < 100
     assert {t["status"] for t in results["tests"]} == {"passed", "failed"}
 
@@ -79,7 +101,7 @@ def test_a_wrong_submission_loses_points(bundle, tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs the autograder as root")
 def test_the_solutions_and_suites_are_readable_by_root_only(bundle, tmp_path):
     (tmp_path / "empty").mkdir()
-    results, _ = run_autograder(bundle, tmp_path, tmp_path / "empty")
+    results, _ = graded(bundle, tmp_path, tmp_path / "empty")
     assert results["score"] == 0 and "could not be read" in results["output"]
     for private in ("solutions", "suites"):
         folder = tmp_path / "source" / private
