@@ -31,14 +31,14 @@ if sys.argv[1] == "seed-alone":
     autograder.plugin.draw_from_the_seed_alone()
 before = draw()
 sys.path.insert(0, sys.argv[2])
-import lure  # a local module full of short string literals
+import lure  # a local module with a hundred short string literals
 after = draw()
 print(json.dumps({"same": before == after, "lured": sorted({t for t in after if t.startswith("Qz")})}))
 """
 
 
 def _probe(mode: str, folder) -> dict:
-    (folder / "lure.py").write_text(f"LURES = {tuple(f'Qz{i}' for i in range(10))!r}\n", encoding="utf-8")
+    (folder / "lure.py").write_text(f"LURES = {tuple(f'Qz{i}' for i in range(100))!r}\n", encoding="utf-8")
     done = subprocess.run([sys.executable, "-c", PROBE, mode, str(folder)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
