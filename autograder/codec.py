@@ -34,9 +34,8 @@ CodecTimeout: decoding the message ran past its deadline
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
-import json
 import time
 from collections import namedtuple
 from collections.abc import Callable
@@ -77,7 +76,7 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
     if kind is dict:
         return {"$dict": [[encode(k, other, down), encode(v, other, down)] for k, v in value.items()]}
     if kind is bytes:
-        return {"$bytes": base64.b64encode(value).decode("ascii")}
+        return {"$bytes": binascii.b2a_base64(value, newline=False).decode("ascii")}
     if kind in (set, frozenset):
         return {"$" + kind.__name__: [encode(item, other, down) for item in value]}
     if isinstance(value, tuple) and hasattr(kind, "_fields"):
@@ -101,16 +100,77 @@ def decode(data: Any, handle: Callable[[int], Any] | None = None, depth: int = 0
 
 def dumps(value: Any, other: Callable[[Any], Any] | None = None) -> bytes:
     """Encode to compact JSON bytes (ASCII, so lone surrogates survive)."""
-    return json.dumps(encode(value, other), separators=(",", ":")).encode("ascii")
+    return to_json(encode(value, other)).encode("ascii")
 
 
 def loads(raw: bytes, handle: Callable[[int], Any] | None = None, deadline: float | None = None) -> Any:
     """Decode JSON bytes written by :func:`dumps`, by ``deadline`` (a :func:`time.monotonic` value)."""
     try:
-        data = json.loads(raw)
+        data = from_json(raw)
     except (ValueError, RecursionError) as error:
         raise CodecError(f"message is not JSON: {error}") from None
     return decode(data, handle, deadline=deadline)  # looks at the clock before anything else
+
+
+def to_json(data: Any) -> str:
+    """``data`` (JSON's types only) as ``json.dumps(data, separators=(",", ":"))`` writes it: compact, all ASCII.
+
+    >>> to_json({"$bytes": "dGg=", "n": [1, 2.5, None, True, float("inf")]})
+    '{"$bytes":"dGg=","n":[1,2.5,null,true,Infinity]}'
+    """
+    return _write_json(data)
+
+
+def from_json(text: str | bytes) -> Any:
+    """The one JSON document ``text`` holds, read as ``json.loads`` reads it (bytes as UTF-8), except
+    that nothing, not even white space, may stand around it; raises ValueError.
+
+    >>> from_json(b'[1,"\\u00e9",{"a":NaN}]')
+    [1, 'é', {'a': nan}]
+    """
+    document = text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else text
+    try:
+        value, end = _scan_json(document, 0)
+    except StopIteration:
+        raise ValueError("no JSON value at the start") from None
+    if end != len(document):
+        raise ValueError(f"more than one JSON value: extra data at character {end}")
+    return value
+
+
+class _JSONReading:
+    """What json's C scanner reads from a decoder: ``json.JSONDecoder()``'s defaults."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not one of JSON's types")
+
+
+try:  # json's own C encoder and scanner, set up as json.dumps and json.loads set them up, without
+    # importing the json package: the worker imports this module at each of its starts, and
+    # json's import (re, enum) was about a third of a start's CPU time
+    from _json import encode_basestring_ascii, make_encoder, make_scanner
+
+    _chunks = make_encoder(None, _not_json, encode_basestring_ascii, None, ":", ",", False, False, True)
+
+    def _write_json(data: Any) -> str:
+        return "".join(_chunks(data, 0))
+
+    _scan_json = make_scanner(_JSONReading())  # type: ignore[arg-type]  # it reads only these attributes
+except ImportError:  # a Python without json's C speedups: the json package's own
+    import json
+
+    _encoder = json.JSONEncoder(separators=(",", ":"))
+
+    def _write_json(data: Any) -> str:
+        return _encoder.encode(data)
+
+    _scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 @functools.lru_cache(maxsize=MAX_SHAPES)
@@ -159,8 +219,8 @@ class _Decoder:
             return result
         if tag == "$bytes":
             try:
-                return base64.b64decode(_str(body, tag), validate=True)
-            except ValueError:
+                return binascii.a2b_base64(_str(body, tag).encode("ascii"), strict_mode=True)
+            except ValueError:  # binascii.Error and UnicodeEncodeError are ValueErrors
                 raise CodecError("bad base64 in $bytes") from None
         if tag in ("$set", "$frozenset"):
             items = set()

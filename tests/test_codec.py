@@ -138,3 +138,44 @@ def test_equal_shapes_in_one_message_share_a_class():
     assert all(type(a) is type(b) for a, b in zip(back[: len(shapes)], back[len(shapes):], strict=False))
     with pytest.raises(codec.CodecError, match="shapes"):
         codec.loads(codec.dumps([shape(1, 2) for shape in shapes] + [namedtuple("OneMore", "a")(1)]))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=20,
+)
+
+
+@settings(database=None, derandomize=True, deadline=None, max_examples=300)
+@given(json_values)
+def test_json_is_written_and_read_as_the_json_package_does(value):
+    """codec's own set-up of json's C encoder and scanner (the worker does not import json)."""
+    wire = codec.to_json(value)
+    assert wire == json.dumps(value, separators=(",", ":"))
+    assert repr(codec.from_json(wire.encode("ascii"))) == repr(json.loads(wire))  # repr: NaN is not NaN
+
+
+@pytest.mark.parametrize("raw", [b"", b" 1", b"1 ", b"[1][2]", b'{"a":1,}', b"\xff", b"[" * 100_000, b"nan"])
+def test_anything_but_one_json_value_is_refused(raw):
+    with pytest.raises(codec.CodecError, match="message is not JSON"):
+        codec.loads(raw)
+
+
+def test_without_json_s_c_speedups_the_json_package_serves_alike():
+    """A Python without ``_json`` (json's C speedups) writes and reads the same wire."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; sys.modules['_json'] = None\n"
+             "from autograder import codec\n"
+             "assert 'json' in sys.modules, 'the fallback did not run'\n"
+             "wire = codec.dumps({(1, 2): [b'th', 3.5, float('inf'), 'é']})\n"
+             "print(wire.decode()); print(codec.loads(wire))\n"
+             "for bad in (b' 1', b'1 ', b''):\n"
+             "    try: codec.loads(bad)\n"
+             "    except codec.CodecError: pass\n"
+             "    else: raise SystemExit(f'accepted {bad!r}')\n")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.splitlines() == [codec.dumps({(1, 2): [b"th", 3.5, float("inf"), "é"]}).decode(),
+                                       "{(1, 2): [b'th', 3.5, inf, 'é']}"]
