@@ -291,7 +291,7 @@ class Worker:
 
     def _reap(self, patience: float = 0.2) -> None:
         """Collect the worker's dead processes that were handed to this grader (a subreaper)."""
-        deadline = time.monotonic() + patience
+        deadline, pause = time.monotonic() + patience, cgroups.pauses()
         while self.killed and time.monotonic() < deadline:
             for pid in list(self.killed):
                 try:
@@ -300,7 +300,7 @@ class Worker:
                 except ChildProcessError:  # not ours: its own parent reaps it
                     self.killed.discard(pid)
             if self.killed:
-                time.sleep(0.001)
+                time.sleep(next(pause))
 
     def _remove_folders(self) -> None:
         if self.cgroup is not None:
