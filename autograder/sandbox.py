@@ -26,7 +26,6 @@ worker's parent-death signal, its cgroup, and a sweep of the folders of dead gra
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import ctypes
 import functools
@@ -374,9 +373,9 @@ class Worker:
         worker's files), ``support/`` (the course's support modules), ``submission/`` (this
         worker's own copy, so no other process needs to read the staged one) and ``work/``.
         """
-        shutil.copytree(_worker_code(), self.home / "grader")
-        for name in ("support", "work"):
+        for name in ("grader", "support", "work"):
             (self.home / name).mkdir()
+        _write_worker_code(self.home / "grader")
         for module in layout.support_modules:
             shutil.copy2(module, self.home / "support" / module.name)
         shutil.copytree(layout.submission, self.home / "submission", symlinks=True)
@@ -444,18 +443,29 @@ class Standby:
 
 
 @functools.cache
-def _worker_code() -> Path:
-    """The worker's files, each with its compiled code beside it (``__pycache__``, checked against
-    the source's hash), made once per grader process: compiling them took about 5 ms of every
-    worker's start. The worker imports ``worker`` rather than running it as a script, whose code
-    Python would compile anew."""
-    folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-code-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    for name in WORKER_FILES:
-        source = str(shutil.copy2(ENGINE_DIR / name, folder / name))
-        py_compile.compile(source, importlib.util.cache_from_source(source), doraise=True,
-                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-    return folder
+def _worker_code() -> dict[str, bytes]:
+    """The worker's files, each with its compiled code (a ``__pycache__`` file checked against
+    the source's hash), by path: made once per grader process and written into every worker's
+    folder, since compiling them took about 5 ms of every worker's start. The worker imports
+    ``worker`` rather than running it as a script, whose code Python would compile anew."""
+    files = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in WORKER_FILES:
+            source = os.path.join(folder, name)
+            shutil.copyfile(ENGINE_DIR / name, source)
+            compiled = importlib.util.cache_from_source(source)
+            py_compile.compile(source, compiled, doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            files[name] = Path(source).read_bytes()
+            files[os.path.relpath(compiled, folder)] = Path(compiled).read_bytes()
+    return files
+
+
+def _write_worker_code(folder: Path) -> None:
+    """The worker's files and their compiled code, in ``folder`` (made here)."""
+    for name, data in _worker_code().items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
 
 
 def _bwrap(layout: Layout, host_home: Path, limits: Limits) -> list[str]:

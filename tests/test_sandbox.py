@@ -580,18 +580,18 @@ def test_a_standby_worker_is_fresh_and_out_of_reach_of_the_one_serving(submissio
         standby.close()
 
 
-def test_the_worker_starts_on_compiled_code_without_the_heavy_imports():
+def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path):
     """What a worker imports at each start (about 75 starts a grading): its own modules from the
     compiled code the grader made once, and none of json, re, enum, typing or traceback, which
     were two thirds of a start's imports."""
-    code = sandbox._worker_code()
-    assert sorted(p.name for p in (code / "__pycache__").iterdir()) == sorted(
+    sandbox._write_worker_code(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "__pycache__").iterdir()) == sorted(
         f"{Path(name).stem}.{sys.implementation.cache_tag}.pyc" for name in sandbox.WORKER_FILES)
     probe = "import sys; sys.path.insert(0, sys.argv[1]); import worker; print(' '.join(sys.modules))"
-    run = subprocess.run([sys.executable, "-S", "-s", "-P", "-B", "-v", "-c", probe, str(code)],
+    run = subprocess.run([sys.executable, "-S", "-s", "-P", "-B", "-v", "-c", probe, str(tmp_path)],
                          capture_output=True, text=True, check=True)
     loaded = set(run.stdout.split())
     assert {"worker", "codec", "landlock"} <= loaded
     assert not loaded & {"json", "re", "enum", "typing", "traceback", "signal", "base64"}
     for name in sandbox.WORKER_FILES:  # python -v names the file each module's code came from
-        assert f"code object from '{code}/__pycache__/{Path(name).stem}." in run.stderr, name
+        assert f"code object from '{tmp_path}/__pycache__/{Path(name).stem}." in run.stderr, name
