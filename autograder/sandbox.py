@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-import importlib.util
 import json
 import os
 import py_compile
@@ -451,13 +450,15 @@ def _worker_code() -> dict[str, bytes]:
     files = {}
     with tempfile.TemporaryDirectory() as folder:
         for name in WORKER_FILES:
-            source = os.path.join(folder, name)
-            shutil.copyfile(ENGINE_DIR / name, source)
-            compiled = importlib.util.cache_from_source(source)
-            py_compile.compile(source, compiled, doraise=True,
+            source, stem = ENGINE_DIR / name, Path(name).stem
+            files[name] = source.read_bytes()
+            if sys.implementation.cache_tag is None:  # a Python that keeps no compiled code
+                continue
+            # named here, not by importlib (PYTHONPYCACHEPREFIX would move it); dfile: no grader path inside
+            compiled = f"__pycache__/{stem}.{sys.implementation.cache_tag}.pyc"
+            py_compile.compile(str(source), os.path.join(folder, compiled), dfile=name, doraise=True,
                                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-            files[name] = Path(source).read_bytes()
-            files[os.path.relpath(compiled, folder)] = Path(compiled).read_bytes()
+            files[compiled] = Path(folder, compiled).read_bytes()
     return files
 
 

@@ -6,6 +6,7 @@ need no course. The grading-level version (points lost only on attacked properti
 """
 
 import errno
+import marshal
 import os
 import subprocess
 import sys
@@ -116,6 +117,16 @@ def patch_everything():
 def not_yet():
     raise NotImplementedError("add is not implemented yet")
 
+HELD = []
+
+def raise_without_files():
+    try:
+        while True:
+            HELD.append(open(os.devnull))
+    except OSError:
+        pass
+    raise ValueError("bad input")
+
 def fill_disk(folder):
     written = 0
     for index in range(10_000):
@@ -149,17 +160,28 @@ def nested_tmpfs():
 
 def children_hold_memory(count, mb):
     import time
+    ready, told = os.pipe()
     pids = []
     for _ in range(count):
         pid = os.fork()
         if pid == 0:
             hog = bytearray(mb << 20)
             hog[::4096] = b"x" * len(hog[::4096])
+            os.write(told, b"!")  # holding it all
             time.sleep(30)
             os._exit(0)
         pids.append(pid)
-    time.sleep(1.5)
-    alive = sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
+    os.close(told)
+    os.set_blocking(ready, False)
+    held, dead, deadline = 0, set(), time.monotonic() + 20
+    while held + len(dead) < count and time.monotonic() < deadline:  # each child holds or is killed
+        try:
+            held += len(os.read(ready, count))
+        except BlockingIOError:
+            time.sleep(0.05)
+        dead |= {pid for pid in pids if pid not in dead and os.waitpid(pid, os.WNOHANG) != (0, 0)}
+    time.sleep(0.5)
+    alive = sum(pid not in dead and os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
     return alive * mb
 
 COUNTER = None
@@ -580,10 +602,21 @@ def test_a_standby_worker_is_fresh_and_out_of_reach_of_the_one_serving(submissio
         standby.close()
 
 
-def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path):
+def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path, monkeypatch):
     """What a worker imports at each start (about 75 starts a grading): its own modules from the
-    compiled code the grader made once, and none of json, re, enum, typing or traceback, which
-    were two thirds of a start's imports."""
+    compiled code the grader made once (wherever the grader's Python keeps its own, and naming
+    no folder of the grader's), and none of json, re, enum, typing or traceback, which were two
+    thirds of a start's imports."""
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))  # PYTHONPYCACHEPREFIX
+    sandbox._worker_code.cache_clear()
+    try:
+        code = sandbox._worker_code()
+    finally:
+        sandbox._worker_code.cache_clear()
+    assert not (tmp_path / "prefix").exists()
+    for name, data in code.items():
+        if name.endswith(".pyc"):
+            assert marshal.loads(data[16:]).co_filename == Path(name).name.split(".")[0] + ".py"
     sandbox._write_worker_code(tmp_path)
     assert sorted(p.name for p in (tmp_path / "__pycache__").iterdir()) == sorted(
         f"{Path(name).stem}.{sys.implementation.cache_tag}.pyc" for name in sandbox.WORKER_FILES)
@@ -595,3 +628,10 @@ def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path):
     assert not loaded & {"json", "re", "enum", "typing", "traceback", "signal", "base64"}
     for name in sandbox.WORKER_FILES:  # python -v names the file each module's code came from
         assert f"code object from '{tmp_path}/__pycache__/{Path(name).stem}." in run.stderr, name
+
+
+def test_an_exception_is_reported_when_the_student_used_up_the_open_files(session):
+    """The worker reads the student's frames only when an exception needs them (importing
+    traceback then): with no file left to open, the exception still comes back, without frames."""
+    with pytest.raises(StudentError, match="raised ValueError: bad input"):
+        session.module("exercises.toy").raise_without_files()
