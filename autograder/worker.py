@@ -1,7 +1,8 @@
 """The sandboxed worker: it imports student code and runs the calls the grader sends.
 
-This file runs inside the sandbox, as a script, next to ``codec.py`` and ``landlock.py``
-(the only other engine files it can see). It talks to the grader over its original stdin
+This module runs inside the sandbox, next to ``codec.py`` and ``landlock.py`` (the only other
+engine files it can see): the grader starts Python with their folder first on ``sys.path``
+and calls :func:`main` (:meth:`autograder.sandbox.Worker._command`). It talks to the grader over its original stdin
 and stdout with length-prefixed JSON frames; once started it points file descriptors 0, 1
 and 2 at ``/dev/null``, so nothing the student prints can reach the grader. Before it
 imports any student code it confines itself (:func:`confine`) and sends one frame saying
@@ -22,10 +23,9 @@ import sys
 
 TYPE_CHECKING = False  # typing is not imported, which would add 3 ms to every worker's start
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if TYPE_CHECKING:  # mypy reads the siblings as the package's own modules
     from autograder import codec, landlock
-else:  # the sibling modules, found through the line above (no package inside the sandbox)
+else:  # the sibling modules, found on sys.path (no package inside the sandbox)
     import codec
     import landlock
 
@@ -226,7 +226,3 @@ def main():
     shell = NotebookShell()
     builtins.get_ipython = lambda: shell
     serve(inbox, outbox, Handles(), tuple(config["path"]))
-
-
-if __name__ == "__main__":
-    main()
