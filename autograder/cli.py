@@ -227,7 +227,7 @@ def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> int:
     """Grade the staged submissions that ``grading.GraderProcess`` asks for, one JSON line each
-    (``staged``, ``out``, ``name``, ``notes``, ``exercises``), answering ``graded`` on a line of its
+    (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``), answering ``graded`` on a line of its
     own once the reports are written. Whatever else prints goes to stderr, the process's log."""
     from .grading import grade_staged
     from .report import write_reports
@@ -239,7 +239,7 @@ def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> 
     for line in sys.stdin:
         request = json.loads(line)
         staged = Staged(request["name"], Path(request["staged"]), "", request["notes"])
-        grade = grade_staged(course, staged, exercises=request["exercises"] or None)
+        grade = grade_staged(course, staged, exercises=request["exercises"] or None, began=request["began"])
         write_reports(course, Path(request["out"]), request["name"], grade)
         answers.write("graded\n")
         answers.flush()

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,11 +39,12 @@ ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autogra
 
 
 def grade_staged(course: Course, staged: Staged, public_only: bool = False,
-                 exercises: list[str] | None = None) -> Grade:
-    """Run the suites (of ``exercises``, default all) on a staged submission here and return its grade."""
+                 exercises: list[str] | None = None, began: float | None = None) -> Grade:
+    """Run the suites (of ``exercises``, default all) on a staged submission here and return its
+    grade; the submission's time budget counts from ``began`` (``time.monotonic()``, default now)."""
     from .plugin import run_suites  # pytest and hypothesis: only a grader process needs them, not a batch's
 
-    results, seconds = run_suites(course, staged.root, public_only, exercises)
+    results, seconds = run_suites(course, staged.root, public_only, exercises, began=began)
     return Grade(tuple(name_cells(course, staged.root, results)), (isolation_note(), *staged.notes), seconds)
 
 
@@ -142,16 +143,22 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
             staged.remove()
             continue
         todo.append((name, staged, key, folder))
+    split = grader == graders.grade and len(todo) < jobs  # threads would idle: they share the submissions
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}"))
     with graders, Progress(*columns, console=console, transient=False) as progress, \
             ThreadPoolExecutor(max(1, jobs)) as threads:
         bar = progress.add_task("", total=len(todo))
-        running = {threads.submit(grader, course, name, staged, folder, exercises): (name, staged, key)
-                   for name, staged, key, folder in todo}
+        running: dict[Future, tuple[Staged, dict, Parts]] = {}
+        for name, staged, key, folder in todo:
+            parts = Parts(course, name, staged, folder, exercises, split)
+            running |= {threads.submit(parts.grade, index, grader): (staged, key, parts) for index in parts.indices}
         for future in as_completed(running):
-            name, staged, key = running[future]
-            graded, seconds, problem = future.result()
+            future.result()
+            staged, key, parts = running[future]
+            if not parts.last_in():
+                continue
+            name, (graded, seconds, problem) = parts.name, parts.joined()
             staged.remove()
             if graded is None:
                 rows[name] = (name, None, problem)
@@ -163,6 +170,70 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     book.write_csv(course, out / "grades.csv")
     book.close()
     return [rows[name] for name in sorted(rows)]
+
+
+class Parts:
+    """One submission's grading into its report folder: whole, or (``split``) in parts of one
+    exercise each, graded at once on whichever graders are free and then put together.
+
+    A part is graded as that exercise alone is (``grade --exercise``), into a scratch folder,
+    with the submission's time budget counted from the moment the first part began (so it
+    still caps the whole grading's wall time). The parts' results in the course's order, and
+    their notes (the same in each), make the grade the whole would give (:meth:`Grade.joined`):
+    a part's texts were capped with at least the room the whole leaves them, so capping the
+    joined grade cuts them where the whole would (``tests/test_results.py``). A part that
+    fails fails the submission, with that part's log.
+    """
+
+    def __init__(self, course: Course, name: str, staged: Staged, folder: Path, exercises: list[str] | None,
+                 split: bool):
+        self.course, self.name, self.staged, self.folder = course, name, staged, folder
+        modules = [e.module for e in course.exercises if exercises is None or e.module in exercises]
+        whole = not split or len(modules) < 2 or len(modules) != len(set(exercises or modules))  # or a name unknown
+        self.exercises: list[list[str] | None] = [exercises] if whole else [[module] for module in modules]
+        self.indices = range(len(self.exercises))
+        self.answers: dict[int, tuple[Grade | None, float, str]] = {}
+        self.scratch = tempfile.TemporaryDirectory(prefix="autograder-parts-") if len(self.exercises) > 1 else None
+        self.began: float | None = None
+        self.lock = threading.Lock()
+        self.left = len(self.exercises)
+
+    def _folder(self, index: int) -> Path:
+        return self.folder if self.scratch is None else Path(self.scratch.name) / str(index)
+
+    def grade(self, index: int, grader: Callable[..., tuple[Grade | None, float, str]]) -> None:
+        """Grade part ``index`` with ``grader`` (a grading thread's)."""
+        if self.scratch is None:
+            self.answers[index] = grader(self.course, self.name, self.staged, self.folder, self.exercises[index])
+            return
+        with self.lock:
+            self.began = self.began or time.monotonic()
+        self.answers[index] = grader(self.course, self.name, self.staged, self._folder(index), self.exercises[index],
+                                     began=self.began)
+
+    def last_in(self) -> bool:
+        """Whether the part just graded was the last (the batch's thread asks once per part)."""
+        self.left -= 1
+        return self.left == 0
+
+    def joined(self) -> tuple[Grade | None, float, str]:
+        """``(grade, seconds, problem)`` of the whole submission, its reports written."""
+        if self.scratch is None:
+            return self.answers[0]
+        try:
+            seconds = time.monotonic() - (self.began or time.monotonic())
+            for index, (grade, _seconds, problem) in sorted(self.answers.items()):
+                if grade is None:
+                    log = self._folder(index) / "grader.log"
+                    if log.is_file():
+                        self.folder.mkdir(parents=True, exist_ok=True)
+                        (self.folder / "grader.log").write_bytes(log.read_bytes())
+                    return None, seconds, problem
+            grades = [grade for _index, (grade, _s, _p) in sorted(self.answers.items()) if grade is not None]
+            write_reports(self.course, self.folder, self.name, Grade.joined(grades, seconds))
+            return read_results(self.folder), seconds, ""
+        finally:
+            self.scratch.cleanup()
 
 
 def safe_names(submissions: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
@@ -227,12 +298,12 @@ class GraderPool:
         self.graders: list[GraderProcess] = []
 
     def grade(self, course: Course, name: str, staged: Staged, folder: Path,
-              exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
+              exercises: list[str] | None = None, began: float | None = None) -> tuple[Grade | None, float, str]:
         grader = getattr(self.local, "grader", None)
         if grader is None:
             grader = self.local.grader = GraderProcess(course)
             self.graders.append(grader)  # list.append is atomic: threads may add theirs at once
-        return grader.grade(name, staged, folder, exercises)
+        return grader.grade(name, staged, folder, exercises, began)
 
     def __enter__(self) -> GraderPool:
         return self
@@ -268,12 +339,15 @@ class GraderProcess:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def grade(self, name: str, staged: Staged, folder: Path,
-              exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
+    def grade(self, name: str, staged: Staged, folder: Path, exercises: list[str] | None = None,
+              began: float | None = None) -> tuple[Grade | None, float, str]:
+        """Grade ``staged`` (``exercises``, default all) into ``folder``; ``began`` is when the
+        submission's grading began (``time.monotonic()``, this machine's clock) if before now:
+        its time budget counts from then."""
         folder.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         request = {"staged": str(staged.root), "out": str(folder), "name": name, "notes": staged.notes,
-                   "exercises": list(exercises or ())}
+                   "exercises": list(exercises or ()), "began": began}
         if self.process is not None and self.process.poll() is not None:  # it died between gradings
             self.close()
         try:

@@ -39,7 +39,7 @@ class GradingPlugin:
     """Registered with ``pytest.main(plugins=[...])`` for one submission."""
 
     def __init__(self, course: Course, submission: Path, public_only: bool = False,
-                 exercises: list[str] | None = None, first_failure: bool = False):
+                 exercises: list[str] | None = None, first_failure: bool = False, began: float | None = None):
         self.course = course
         self.first_failure = first_failure
         self.chosen = [e for e in course.exercises if exercises is None or e.module in exercises]
@@ -48,7 +48,7 @@ class GradingPlugin:
         self.results: list[PropertyResult] = []
         self.problems: list[str] = []
         self.spent = {e.module: 0.0 for e in course.exercises}
-        self.started = time.monotonic()
+        self.started = time.monotonic() if began is None else min(began, time.monotonic())  # the budget's start
         self.known: dict[str, Known] = {}
         self.standbys: dict[str, Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
@@ -342,13 +342,15 @@ def worker_setup(course: Course, submission: Path, exercise: Exercise) -> tuple[
 
 def run_suites(course: Course, submission: Path, public_only: bool = False,
                exercises: list[str] | None = None, first_failure: bool = False,
-               observers: tuple[object, ...] = ()) -> tuple[list[PropertyResult], float]:
+               observers: tuple[object, ...] = (), began: float | None = None) -> tuple[list[PropertyResult], float]:
     """Grade one prepared submission in this process; returns the results and the seconds taken.
 
     ``first_failure`` stops at the first failing property, unshrunk (the other properties are
     not run): for :mod:`autograder.mutate`, which asks only whether a mutant is caught, and
-    registers ``observers`` (more pytest plugins) beside the grading plugin to see how."""
-    plugin = GradingPlugin(course, submission, public_only, exercises, first_failure)
+    registers ``observers`` (more pytest plugins) beside the grading plugin to see how. The
+    submission's time budget counts from ``began`` (``time.monotonic()``; default now): a
+    submission graded in parts (:class:`autograder.grading.Parts`) has one budget, not one a part."""
+    plugin = GradingPlugin(course, submission, public_only, exercises, first_failure, began)
     args = [str(course.path(e.suite)) for e in plugin.chosen] + [
         "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",

@@ -60,6 +60,13 @@ class Grade:
         return cls(tuple(PropertyResult(exercise=e.module, name="submission", points=e.points, score=0, passed=False,
                                         hidden=False, output=message) for e in course.exercises), (message,), None)
 
+    @classmethod
+    def joined(cls, parts: list[Grade], seconds: float | None) -> Grade:
+        """The grade of a submission graded in ``parts``: their results in order, and their
+        notes once (every part of a submission has the same; any other, after them)."""
+        return cls(tuple(r for part in parts for r in part.results),
+                   tuple(note for notes in dict.fromkeys(part.notes for part in parts) for note in notes), seconds)
+
     @property
     def score(self) -> int:
         return sum(r.score for r in self.results)

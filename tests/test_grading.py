@@ -188,3 +188,58 @@ def test_grader_processes_keep_hypothesis_s_files_in_the_user_s_cache(tmp_path, 
     (tmp_path / "a file").write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
     assert hypothesis_storage("scratch") == "scratch"
+
+
+def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypatch):
+    """With more jobs than submissions, each exercise is a part of its own on a free grader
+    process: the reports and the gradebook's row are byte for byte the whole grading's."""
+    from rich.console import Console
+
+    from autograder.config import load_course
+    from autograder.grading import GraderProcess, grade_many
+
+    course = load_course(ROOT / "course.yaml")
+    chosen = ["ex1_merge_tracing", "ex3_wordpiece"]  # a partly wrong one, then a wrong one: feedback in both
+    starts = []
+    start = GraderProcess._start
+    monkeypatch.setattr(GraderProcess, "_start", lambda self: starts.append(self) or start(self))
+    quiet = Console(file=open(os.devnull, "w"))
+    rows = {jobs: grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / f"jobs{jobs}", jobs,
+                             True, quiet, chosen) for jobs in (1, 2)}
+    assert len(starts) == 3, "one grader process for the whole, one for each part"
+    assert rows[1][0][1] is not None and rows[1][0][1].score == 15
+    assert rows[1][0][1].results == rows[2][0][1].results
+    whole, parts = tmp_path / "jobs1" / "partly", tmp_path / "jobs2" / "partly"
+    assert sorted(p.name for p in parts.iterdir()) == ["feedback.md", "results.json"]
+    assert (whole / "feedback.md").read_bytes() == (parts / "feedback.md").read_bytes()
+    untimed = [{k: v for k, v in json.loads((folder / "results.json").read_text()).items() if k != "execution_time"}
+               for folder in (whole, parts)]
+    assert untimed[0] == untimed[1] and {t["extra_data"]["exercise"] for t in untimed[0]["tests"]} == set(chosen)
+    csv_rows = [[row[:-2] for row in csv.reader((tmp_path / f"jobs{jobs}" / "grades.csv").open())] for jobs in (1, 2)]
+    assert csv_rows[0] == csv_rows[1]  # all but graded_at and the note
+
+
+def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypatch):
+    """A submission graded in parts gets no grade if one part's grader fails, and keeps that
+    part's log."""
+    from rich.console import Console
+
+    from autograder.config import load_course
+    from autograder.grading import GraderPool, grade_many
+
+    course = load_course(ROOT / "course.yaml")
+    grade = GraderPool.grade
+
+    def failing(self, course, name, staged, folder, exercises=None, began=None):
+        if exercises == ["ex3_wordpiece"]:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "grader.log").write_text("why it died\n")
+            return None, 0.5, f"grader failed (exit code 9), see {name}/grader.log"
+        return grade(self, course, name, staged, folder, exercises, began)
+
+    monkeypatch.setattr(GraderPool, "grade", failing)
+    rows = grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / "out", 2, True,
+                      Console(file=open(os.devnull, "w")), ["ex1_merge_tracing", "ex3_wordpiece"])
+    assert rows == [("partly", None, "grader failed (exit code 9), see partly/grader.log")]
+    assert (tmp_path / "out" / "partly" / "grader.log").read_text() == "why it died\n"
+    assert not (tmp_path / "out" / "partly" / "results.json").exists()
