@@ -60,6 +60,8 @@ class GradingPlugin:
         config.addinivalue_line("markers", "hidden: feedback shows only the property's name and a one-line reason")
         # The feedback is this plugin's own; pytest's long traceback of each failure (source lines
         # of every frame, hypothesis's included) is never shown, and cost half of a zero's grading.
+        # A suite that cannot be loaded shows its traceback (plain Python's); a property's failure,
+        # once collected, only its message (pytest_collection_finish).
         config.option.tbstyle = "native"
         settings.register_profile(
             PROFILE, max_examples=self.course.hypothesis.max_examples, database=None, deadline=None,
@@ -95,6 +97,9 @@ class GradingPlugin:
                                      f"{self.course.file.name} gives {exercise.module} {exercise.points}")
         if self.public_only:
             items[:] = [item for item in items if item.get_closest_marker("hidden") is None]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        session.config.option.tbstyle = "value"  # nothing reads a test's report but this plugin
 
     # --- fixtures -----------------------------------------------------------------------
     @pytest.fixture(name="course")
@@ -357,6 +362,9 @@ def run_suites(course: Course, submission: Path, public_only: bool = False,
         # they only warn, of what student code (in the workers) cannot cause; unraisableexception
         # also collected the garbage five times at the end of every grading
         "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
+        # of the installed plugins only hypothesis's: loading the others (anyio's, platformdirs')
+        # and rewriting their modules' asserts took a second of every grader process's first grading
+        "--disable-plugin-autoload", "-p", "_hypothesis_pytestplugin",
         f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
     ] + (["-x"] if first_failure else [])
     started = time.monotonic()

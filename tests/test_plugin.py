@@ -53,3 +53,31 @@ def test_examples_ignore_literals_of_imported_modules(tmp_path, mode):
         assert outcome["lured"] and not outcome["same"], outcome
     else:
         assert outcome == {"same": True, "lured": []}
+
+
+class _Plugins:
+    """A pytest plugin beside the grading plugin: which plugins the grading's pytest loaded."""
+
+    names: list[str] = []
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.names = [name for name, _plugin in config.pluginmanager.list_name_plugin()]
+
+
+def test_grading_loads_no_installed_plugin_but_hypothesis_s(tmp_path):
+    """Installed pytest plugins (anyio's, platformdirs') stay out of a grading: loading them and
+    rewriting their asserts took a second of every grader process's first grading."""
+    from autograder.config import load_course
+    from autograder.plugin import run_suites
+    from autograder.submission import stage
+
+    course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
+    staged = stage(course, course.solutions_path())
+    seen = _Plugins()
+    try:
+        results, _ = run_suites(course, staged.root, observers=(seen,))
+    finally:
+        staged.remove()
+    assert results and all(r.passed for r in results)
+    assert "_hypothesis_pytestplugin" in seen.names
+    assert not [name for name in seen.names if "anyio" in name or "platformdirs" in name], seen.names
