@@ -6,7 +6,8 @@ default the course's first sample); and batch throughput on copies of it with on
 two. Figures are ratios and medians of a few runs, never pass/fail.
 
 ``--json`` prints one JSON object instead: ``reference_seconds`` and ``stubs_seconds`` (one
-``grade`` of the course's solutions and of its package's stubs), ``nbgrader_student_seconds``
+``grade`` of the course's solutions and of its package's stubs, a job per core as ``grade``
+runs by default), ``nbgrader_student_seconds``
 (one nbgrader autograde of a student's notebooks, all exercises, nbgrader's start-up included;
 null without nbgrader) and ``batch_per_minute_jobs2``. ``--profile`` grades the solutions and
 the stubs in this process under cProfile and splits the time by where it went
@@ -97,15 +98,18 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
 
     They start from no recorded examples (:mod:`autograder.replay`, in a folder of their own):
     ``reference_seconds_first`` is the course's first grading on a machine, which records them;
-    every later figure replays them, as every grading after the first does."""
+    every later figure replays them, as every grading after the first does. A lone grading runs
+    as ``grade`` runs it, with a job per core (its exercises spread over them:
+    :class:`autograder.grading.Parts`); ``reference_seconds_jobs1`` is the same with ``--jobs 1``."""
     quiet = Console(file=open(os.devnull, "w"))
     figures: dict[str, float | None] = {}
+    cores = os.cpu_count() or 1
     with fresh_records():
         reference, stubs = course.solutions_path(), course.path(course.package)
-        for key, path in (("reference_seconds_first", reference), ("reference_seconds", reference),
-                          ("stubs_seconds", stubs)):
+        for key, path, jobs in (("reference_seconds_first", reference, cores), ("reference_seconds", reference, cores),
+                                ("reference_seconds_jobs1", reference, 1), ("stubs_seconds", stubs, cores)):
             began = time.perf_counter()
-            grade_many(course, [("one", path)], out / key, 1, True, quiet)
+            grade_many(course, [("one", path)], out / key, jobs, True, quiet)
             figures[key] = round(time.perf_counter() - began, 2)
         figures["nbgrader_student_seconds"] = _nbgrader_student(course, out / "nbgrader")
         with tempfile.TemporaryDirectory() as folder:
