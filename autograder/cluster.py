@@ -88,6 +88,7 @@ def connect(address: str, course: Course, unsafe: bool) -> Cluster:
         raise GraderError("--cluster needs Dask distributed: pip install the cluster extra "
                           "(make setup installs it)") from None
     try:
+        _answers(address)
         client = Client(address, timeout="20s")
     except OSError as error:
         raise GraderError(f"no Dask scheduler answers at {address}: {error}") from None
@@ -103,6 +104,18 @@ def connect(address: str, course: Course, unsafe: bool) -> Cluster:
         raise refusal(f"the cluster at {address} cannot grade this course: {why}")
     layers = sorted(set(client.run(worker_isolation).values()))
     return Cluster(client, digest, unsafe, f"Dask workers at {address}: {' or '.join(layers)}")
+
+
+def _answers(address: str) -> None:
+    """Raise OSError at once if nothing listens at a ``tcp://`` ``address``: Dask's client would
+    retry a refused connection for its whole timeout (20 s) before saying so. Other schemes,
+    and anything that does answer, are left to the client."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, where = parse_address(address)
+    if scheme == "tcp":
+        with socket.create_connection(parse_host_port(where), timeout=20):
+            pass
 
 
 def worker_isolation() -> str:
