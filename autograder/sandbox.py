@@ -288,17 +288,17 @@ class Worker:
             cgroups.kill(set(self.cgroup.pids()) - self.baseline)
 
     def _reap(self, patience: float = 0.2) -> None:
-        """Collect the worker's dead processes that were handed to this grader (a subreaper)."""
+        """Collect the worker's dead processes that were handed to this grader (a subreaper).
+        One still dying after ``patience`` is collected by a later worker's close, so that a
+        long-lived grader (a batch's, a Dask worker's) gathers no zombies in a slow moment."""
+        _collect(_DYING)
         deadline, pause = time.monotonic() + patience, cgroups.pauses()
         while self.killed and time.monotonic() < deadline:
-            for pid in list(self.killed):
-                try:
-                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                        self.killed.discard(pid)
-                except ChildProcessError:  # not ours: its own parent reaps it
-                    self.killed.discard(pid)
+            _collect(self.killed)
             if self.killed:
                 time.sleep(next(pause))
+        _DYING.update(self.killed)
+        self.killed.clear()
 
     def _remove_folders(self) -> None:
         if self.cgroup is not None:
@@ -439,6 +439,19 @@ class Standby:
             if worker is not None:
                 worker.close()
         self.serving = self.booting = None
+
+
+_DYING: set[int] = set()  # killed processes of closed workers, not yet collected
+
+
+def _collect(pids: set[int]) -> None:
+    """Collect those of ``pids`` that are dead, without waiting, and forget them and any not ours."""
+    for pid in list(pids):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                pids.discard(pid)
+        except ChildProcessError:  # not ours: its own parent reaps it
+            pids.discard(pid)
 
 
 @functools.cache

@@ -377,6 +377,26 @@ def test_fork_bomb_is_bounded_and_leaves_no_process(session):
         assert alive == [], "zombies are dead; anything else outlived the worker"
 
 
+def test_a_process_still_dying_when_its_worker_closes_is_collected_by_a_later_close(session):
+    """A killed process that is not gone within a close's patience (a slow moment) becomes a
+    zombie of the grader; the next worker's close collects it, so a long-lived grader gathers
+    none."""
+    late = os.fork()
+    if late == 0:  # stands for a worker's process that takes its time to die
+        time.sleep(0.5)
+        os._exit(0)
+    assert session.module("exercises.toy").add(1, 2) == 3
+    session.worker.killed.add(late)
+    session.close()
+    time.sleep(0.6)
+    state = Path(f"/proc/{late}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    assert state == "Z", "dead and not collected: a zombie"
+    again = open_session(session.layout.submission)
+    again.module("exercises.toy").add(1, 2)
+    again.close()
+    assert not Path(f"/proc/{late}").exists(), "collected by the later close"
+
+
 def test_output_goes_nowhere(session):
     """What the student prints is discarded in the worker: it cannot fill a disk or reach the grader."""
     assert session.module("exercises.toy").flood() == "done"
