@@ -317,6 +317,9 @@ class Worker:
             raise SandboxFailure("sandbox", f"the worker could not confine itself: {str(hello.get('broken'))[:500]}")
         self.ready = True
         self.baseline = set(self.cgroup.pids()) if self.cgroup is not None else set()
+        # bubblewrap's own child (the pid namespace's first process): should the worker end by
+        # itself, it outlives bubblewrap, comes to this grader (a subreaper) and is reaped at close
+        self.killed |= set(_tree(self.process.pid)) - {self.process.pid}
 
     def _write(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)

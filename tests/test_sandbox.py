@@ -377,6 +377,30 @@ def test_fork_bomb_is_bounded_and_leaves_no_process(session):
         assert alive == [], "zombies are dead; anything else outlived the worker"
 
 
+def zombies() -> set[int]:
+    """This process's children that are dead and not collected."""
+    found = set()
+    for listing in Path("/proc/self/task").glob("*/children"):
+        for pid in listing.read_text().split():
+            try:
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    found.add(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_worker_that_ends_by_itself_leaves_no_zombie(session):
+    """A worker that exits outlives bubblewrap's first process, which comes to the grader (a
+    subreaper): closing the worker collects it too."""
+    before = zombies()
+    with pytest.raises(SandboxFailure, match="stopped answering"):
+        session.module("exercises.toy").hard_exit()
+    session.close()
+    time.sleep(0.3)
+    assert zombies() - before == set()
+
+
 def test_a_process_still_dying_when_its_worker_closes_is_collected_by_a_later_close(session):
     """A killed process that is not gone within a close's patience (a slow moment) becomes a
     zombie of the grader; the next worker's close collects it, so a long-lived grader gathers
