@@ -116,7 +116,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     ``grader`` grades one staged submission into its report folder, ``jobs`` at once: by default
     a :class:`GraderPool` here; :meth:`autograder.cluster.Cluster.grade` sends it to a Dask cluster,
     whose sandboxes ``where`` names for the gradebook (by default, this machine's)."""
-    graders = GraderPool()
+    graders, local = GraderPool(), grader is None
     grader = grader or graders.grade
     where = where or isolation().describe()
     out = out.resolve()  # the graders run in scratch folders of their own
@@ -143,22 +143,22 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
             staged.remove()
             continue
         todo.append((name, staged, key, folder))
-    split = grader == graders.grade and len(todo) < jobs  # threads would idle: they share the submissions
+    split = local and len(todo) < jobs  # threads would idle: they share the submissions
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}"))
     with graders, Progress(*columns, console=console, transient=False) as progress, \
             ThreadPoolExecutor(max(1, jobs)) as threads:
         bar = progress.add_task("", total=len(todo))
-        running: dict[Future, tuple[Staged, dict, Parts]] = {}
+        running: dict[Future, tuple[dict, Parts]] = {}
         for name, staged, key, folder in todo:
             parts = Parts(course, name, staged, folder, exercises, split)
-            running |= {threads.submit(parts.grade, index, grader): (staged, key, parts) for index in parts.indices}
+            running |= {threads.submit(parts.grade, index, grader): (key, parts) for index in parts.indices}
         for future in as_completed(running):
             future.result()
-            staged, key, parts = running[future]
+            key, parts = running[future]
             if not parts.last_in():
                 continue
-            name, (graded, seconds, problem) = parts.name, parts.joined()
+            name, staged, (graded, seconds, problem) = parts.name, parts.staged, parts.joined()
             staged.remove()
             if graded is None:
                 rows[name] = (name, None, problem)
@@ -203,13 +203,13 @@ class Parts:
 
     def grade(self, index: int, grader: Callable[..., tuple[Grade | None, float, str]]) -> None:
         """Grade part ``index`` with ``grader`` (a grading thread's)."""
-        if self.scratch is None:
-            self.answers[index] = grader(self.course, self.name, self.staged, self.folder, self.exercises[index])
-            return
-        with self.lock:
-            self.began = self.began or time.monotonic()
+        timing = {}
+        if self.scratch is not None:  # the parts share one budget, from the first part's start
+            with self.lock:
+                self.began = self.began or time.monotonic()
+            timing = {"began": self.began}
         self.answers[index] = grader(self.course, self.name, self.staged, self._folder(index), self.exercises[index],
-                                     began=self.began)
+                                     **timing)
 
     def last_in(self) -> bool:
         """Whether the part just graded was the last (the batch's thread asks once per part)."""
@@ -222,14 +222,16 @@ class Parts:
             return self.answers[0]
         try:
             seconds = time.monotonic() - (self.began or time.monotonic())
-            for index, (grade, _seconds, problem) in sorted(self.answers.items()):
+            grades = []
+            for index in self.indices:
+                grade, _seconds, problem = self.answers[index]
                 if grade is None:
                     log = self._folder(index) / "grader.log"
                     if log.is_file():
                         self.folder.mkdir(parents=True, exist_ok=True)
                         (self.folder / "grader.log").write_bytes(log.read_bytes())
                     return None, seconds, problem
-            grades = [grade for _index, (grade, _s, _p) in sorted(self.answers.items()) if grade is not None]
+                grades.append(grade)
             write_reports(self.course, self.folder, self.name, Grade.joined(grades, seconds))
             return read_results(self.folder), seconds, ""
         finally:
