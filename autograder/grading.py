@@ -321,7 +321,7 @@ class GraderProcess:
 
     Student code never runs in it, and a grading leaves nothing that decides the next one: each
     runs pytest afresh with its own plugin, workers and hypothesis engine. So a batch keeps one
-    per grading thread (:class:`GraderPool`) and nbgrader one per student, which saves a grader's
+    per grading thread (:class:`GraderPool`) and nbgrader one per run, which saves a grader's
     start-up (Python, pytest, hypothesis, the suites, the sandbox's check) for every grading but
     the first, and so does a Dask worker (:mod:`autograder.cluster`).
 

@@ -271,16 +271,15 @@ def test_class_report_reads_nbgrader_s_gradebook(course, tmp_path):
     assert {"correct", "copied"} <= {name for pair in pairs for name in pair[:2] if float(pair[2]) >= 0.9}, pairs
 
 
-def test_each_student_s_notebooks_share_one_grader_process_and_the_next_student_gets_a_fresh_one():
-    """nbgrader autogrades a student's assignments one after another: one grader process serves
-    them all (no start-up per notebook), and none of it carries over to the next student."""
+def test_one_grader_process_serves_every_notebook_of_a_run_whoever_s_it_is():
+    """nbgrader hands over notebooks one after another, a student's or the class's: one grader
+    process grades them all, so that neither a notebook nor a student pays for a start-up."""
     from autograder.delivery import nbgrader_grade
 
-    first = nbgrader_grade._grader(COURSE, "ada")
+    first = nbgrader_grade._grader(COURSE)
     first._start()
     try:
-        assert nbgrader_grade._grader(COURSE, "ada") is first
-        second = nbgrader_grade._grader(COURSE, "grace")
-        assert second is not first and first.process is None, "the last student's process is closed"
+        assert nbgrader_grade._grader(COURSE) is first and first.process is not None
+        assert first.process.poll() is None, "the process serves the next notebook, whoever's it is"
     finally:
         nbgrader_grade._close_graders()

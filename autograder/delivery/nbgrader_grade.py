@@ -3,9 +3,9 @@
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
 It stages the notebook as a submission, so that every code cell but the grade cell, in
 order and with IPython's syntax made plain Python, becomes the exercise module
-(:mod:`autograder.notebook`); grades it in the student's grader process (a
+(:mod:`autograder.notebook`); grades it in the course's grader process (a
 :class:`~autograder.grading.GraderProcess`, the sandboxed engine, only that exercise's suite;
-one process serves all of a student's notebooks) and writes the outcome as the grade cell's
+one process serves every notebook of the run) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
 ``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
 or the engine's helpers, only ever runs in the sandbox, as the module under test.
@@ -126,7 +126,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
         (folder / course.package / f"{module}.ipynb").write_text(notebook, encoding="utf-8")
         staged = stage(course, folder)
         try:
-            grade, _seconds, problem = _grader(course, student).grade(student, staged, Path(scratch) / "report",
+            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report",
                                                                       [module])
         finally:
             staged.remove()
@@ -137,14 +137,15 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
     return grade
 
 
-def _grader(course: Course, student: str) -> GraderProcess:
-    """The grader process of ``student``: one for all of a student's notebooks (nbgrader
-    autogrades a student's assignments one after another), a fresh one for the next student."""
-    key = (course.file, student)
-    if key not in _GRADER:
+def _grader(course: Course) -> GraderProcess:
+    """The course's grader process: one for every notebook this nbgrader run hands over, of
+    one student or of the whole class, as a batch keeps one per grading thread (student code
+    never runs in it, and each grading starts afresh: :class:`~autograder.grading.GraderProcess`).
+    ``nbgrader autograde ex1`` for a class so starts one grader, not one per student."""
+    if course.file not in _GRADER:
         _close_graders()
-        _GRADER[key] = GraderProcess(course)
-    return _GRADER[key]
+        _GRADER[course.file] = GraderProcess(course)
+    return _GRADER[course.file]
 
 
 def _close_graders() -> None:
@@ -153,7 +154,7 @@ def _close_graders() -> None:
     _GRADER.clear()
 
 
-_GRADER: dict[tuple[Path, str], GraderProcess] = {}
+_GRADER: dict[Path, GraderProcess] = {}
 atexit.register(_close_graders)
 
 
