@@ -126,8 +126,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
         (folder / course.package / f"{module}.ipynb").write_text(notebook, encoding="utf-8")
         staged = stage(course, folder)
         try:
-            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report",
-                                                                      [module])
+            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report", [module])
         finally:
             staged.remove()
         if grade is None:
