@@ -15,11 +15,14 @@ setup: $(VENV)/.installed sandbox-tools report-tools fetch
 # requirements-nbgrader.lock is requirements.lock plus the extras: nbgrader (nbgrader, jsonschema and
 # nh3, which the delivery channels' tests need), tools (the instructor's), report (the class report's:
 # matplotlib, copydetect) and dev (ruff, mypy); both pin every package with its
-# sha256, and pip checks them. Then the engine and the course helpers install as a package.
+# sha256, and pip checks them (the lock is its own constraints file too: without it pip 23 tries
+# an unpinned jsonschema for jupyter-events' jsonschema[format-nongpl] and stops). Then the engine
+# and the course helpers install as a package.
 $(VENV)/.installed: requirements-nbgrader.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11, 5) else "make setup needs Python 3.11.5 or newer (nbgrader needs it; this is %s): make setup PYTHON=/path/to/python3.11" % sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-nbgrader.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-nbgrader.lock \
+	  -c requirements-nbgrader.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
