@@ -478,7 +478,8 @@ def _pyplot() -> Any:
         import matplotlib
     except ImportError:
         raise GraderError("the report needs matplotlib and copydetect (the `report` extra: "
-                          "pip install -e '.[report]', or requirements-nbgrader.lock)") from None
+                          "pip install -e '.[report]', or make setup, which installs requirements-nbgrader.lock)"
+                          ) from None
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "class-report"  # the same data draws the same bytes
     import matplotlib.pyplot as plt
