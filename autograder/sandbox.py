@@ -32,7 +32,7 @@ import functools
 import json
 import os
 import py_compile
-import selectors
+import select
 import shutil
 import signal
 import site
@@ -233,10 +233,10 @@ class Worker:
         assert self.process.stdin is not None and self.process.stdout is not None  # both are PIPE above
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
         os.set_blocking(self.stdin.fileno(), False)
-        self.reading = selectors.DefaultSelector()
-        self.reading.register(self.stdout, selectors.EVENT_READ)
-        self.writing = selectors.DefaultSelector()
-        self.writing.register(self.stdin, selectors.EVENT_WRITE)
+        self.reading, self.writing = select.poll(), select.poll()
+        self.reading.register(self.stdout, select.POLLIN)
+        self.writing.register(self.stdin, select.POLLOUT)
+        self.unread = bytearray()  # read from the worker, not asked for yet (mostly: an answer behind its header)
 
     def request(self, payload: bytes, timeout: float) -> bytes:
         """Send one frame and wait at most ``timeout`` seconds, writing included, for the answer frame."""
@@ -278,8 +278,6 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
-        self.reading.close()
-        self.writing.close()
         self._remove_folders()
 
     def _kill_strays(self) -> None:
@@ -322,31 +320,30 @@ class Worker:
         self.killed |= set(_tree(self.process.pid)) - {self.process.pid}
 
     def _write(self, data: bytes, deadline: float) -> None:
+        """Write ``data`` to the worker's pipe by ``deadline``, waiting only when the pipe is full."""
         view = memoryview(data)
         while view:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.writing.select(left):
+            if deadline <= time.monotonic():
                 raise TimeoutError
             try:
                 view = view[os.write(self.stdin.fileno(), view):]
             except BlockingIOError:
-                continue
+                _wait(self.writing, deadline)
             except OSError:
                 raise self._death() from None
 
     def _read(self, size: int, deadline: float) -> bytes:
-        chunks, remaining = [], size
-        stream = self.stdout
-        while remaining:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.reading.select(left):
-                raise TimeoutError
-            chunk = os.read(stream.fileno(), min(remaining, 1 << 20))
+        """The worker's next ``size`` bytes, by ``deadline``. A read takes what the pipe holds, up to
+        1 MB, so one read mostly brings a frame's header and its body together."""
+        while len(self.unread) < size:
+            _wait(self.reading, deadline)
+            chunk = os.read(self.stdout.fileno(), min(max(size - len(self.unread), 1 << 16), 1 << 20))
             if not chunk:
                 raise self._death()
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+            self.unread += chunk
+        data = bytes(self.unread[:size])
+        del self.unread[:size]
+        return data
 
     def _death(self) -> SandboxFailure:
         try:
@@ -408,6 +405,13 @@ class Worker:
             join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
             command = ["/bin/sh", "-c", join, "sh", *self.cgroup.procs_files, "--", *command]
         return command, work
+
+
+def _wait(pipe: select.poll, deadline: float) -> None:
+    """Wait until ``pipe`` (one registered end) is ready, or raise TimeoutError at ``deadline``."""
+    left = deadline - time.monotonic()
+    if left <= 0 or not pipe.poll(left * 1000):
+        raise TimeoutError
 
 
 class Standby:

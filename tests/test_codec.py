@@ -92,6 +92,56 @@ def test_deep_nesting_is_refused():
         codec.loads(json.dumps(value).encode())
 
 
+def nested(inner, levels):
+    for _ in range(levels):
+        inner = [inner]
+    return inner
+
+
+@pytest.mark.parametrize("levels", [codec.MAX_DEPTH - 2, codec.MAX_DEPTH - 1, codec.MAX_DEPTH, codec.MAX_DEPTH + 1])
+@pytest.mark.parametrize("inner", [[0, "a"], (0, "a"), [], [[0]]], ids=["list", "tuple", "empty", "list-of-list"])
+def test_the_depth_limit_counts_the_scalars_of_a_flat_list(inner, levels):
+    """A list of scalars is encoded and decoded in one piece, and its scalars still count as a
+    level: a value is refused exactly when its deepest leaf lies deeper than ``MAX_DEPTH``."""
+    value = nested(inner, levels)
+    deepest = levels + (2 if inner == [[0]] else 0 if inner == [] else 1)
+    wire = "[" * levels + json.dumps(codec.encode(inner)) + "]" * levels
+    for run in (lambda: codec.dumps(value), lambda: codec.loads(wire.encode())):
+        if deepest > codec.MAX_DEPTH:
+            with pytest.raises(codec.CodecError, match="deeper"):
+                run()
+        else:
+            run()
+    if deepest <= codec.MAX_DEPTH:
+        assert same(codec.loads(codec.dumps(value)), value)
+
+
+def test_flat_lists_count_every_value():
+    under = json.dumps({"$tuple": [0] * (codec.MAX_ITEMS - 1)}).encode()  # the tag's object is one value more
+    assert len(codec.loads(under)) == codec.MAX_ITEMS - 1
+    with pytest.raises(codec.CodecError, match="more than"):
+        codec.loads(json.dumps({"$tuple": [0] * codec.MAX_ITEMS}).encode())
+
+
+@pytest.mark.parametrize("length, late", [(10, False), (5000, True)])
+def test_a_long_flat_list_still_looks_at_the_clock(monkeypatch, length, late):
+    looks = iter([0.0] + [10.0] * 10)  # the first look is in time, every later one is past the deadline
+    monkeypatch.setattr(codec.time, "monotonic", lambda: next(looks))
+    wire = json.dumps(list(range(length))).encode()
+    if late:
+        with pytest.raises(codec.CodecTimeout):
+            codec.loads(wire, deadline=5.0)
+    else:
+        assert codec.loads(wire, deadline=5.0) == list(range(length))
+
+
+def test_encoding_copies_a_flat_list():
+    value = [1, 2]
+    wire = codec.encode(value)
+    value.append(3)
+    assert wire == [1, 2]
+
+
 COLLIDING = [i * (2**61 - 1) for i in range(40_000)]  # ints hash modulo 2**61 - 1: all these hash to 0
 
 
