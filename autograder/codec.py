@@ -35,13 +35,11 @@ CodecTimeout: decoding the message ran past its deadline
 from __future__ import annotations
 
 import binascii
-import functools
 import time
-from collections import namedtuple
-from collections.abc import Callable
 
 TYPE_CHECKING = False  # typing is not imported: the worker imports this module at each of its starts
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 MAX_DEPTH = 200  # levels of nesting
@@ -180,10 +178,25 @@ except ImportError:  # a Python without json's C speedups: the json package's ow
     _scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
-@functools.lru_cache(maxsize=MAX_SHAPES)
 def named_class(name: str, fields: tuple[str, ...]) -> type:
     """The named-tuple class of one shape, shared while the shape is among the last ``MAX_SHAPES`` used."""
-    return namedtuple(name, fields)
+    return named_classes()(name, fields)
+
+
+def named_classes() -> Any:
+    """The cache of named-tuple classes (``functools.lru_cache``'s), made at its first use: importing
+    functools and collections was about half of what a worker's start imports, and most workers
+    never see a named tuple."""
+    global _named_classes
+    if _named_classes is None:
+        from collections import namedtuple
+        from functools import lru_cache
+
+        _named_classes = lru_cache(maxsize=MAX_SHAPES)(namedtuple)
+    return _named_classes
+
+
+_named_classes: Any = None
 
 
 class _Decoder:

@@ -15,7 +15,6 @@ only changes what the student's own calls return.
 import _signal as signal  # type: ignore[import-not-found]  # the signal module's enums took 3 ms of a start
 import builtins
 import ctypes
-import importlib
 import os
 import resource
 import struct
@@ -173,7 +172,8 @@ def answer(request, handles, roots):
     """The answer to an import, a lookup or a call: ``ok`` and the result, or ``error``."""
     try:
         if request["op"] == "import":
-            result = importlib.import_module(request["module"])
+            __import__(request["module"])  # as importlib.import_module, whose package took 1 ms of every start
+            result = sys.modules[request["module"]]
         elif request["op"] == "getattr":
             result = getattr(request["target"], request["name"])
         else:

@@ -178,7 +178,7 @@ def test_too_many_values_are_refused():
 def test_named_tuple_classes_stay_few():
     for i in range(10_000):
         codec.loads(json.dumps({"$named": [f"Shape{i}", ["a", f"b{i}"], [1, 2]]}).encode())
-    info = codec.named_class.cache_info()
+    info = codec.named_classes().cache_info()
     assert info.maxsize == codec.MAX_SHAPES and info.currsize <= codec.MAX_SHAPES
 
 
