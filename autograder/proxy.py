@@ -355,9 +355,10 @@ class Session:
             self.members.discard((label, name))
 
     def _failure(self, call: Call, info: Any, message: dict) -> BaseException:
+        call = str(call)  # spelt out once, for whichever message follows
         if type(info) is not dict:
             return SandboxFailure("protocol", f"{call}: the worker's error report had the wrong shape")
-        error = StudentError(str(call), info)
+        error = StudentError(call, info)
         if message["op"] == "import":
             if error.is_a("ModuleNotFoundError") and f"'{message['module']}'" in error.message:
                 return SandboxFailure("import", f"{message['module']} is missing from the submission")
