@@ -171,7 +171,7 @@ def _nbgrader_student(course: Course, out: Path) -> float | None:
 
 CATEGORIES = (  # where a function's own time goes, by the file it is in (the first match)
     ("worker start", ("autograder/sandbox.py:Worker.__init__", "autograder/sandbox.py:_command",
-                      "autograder/sandbox.py:_hello", "autograder/cgroup.py", "fork_exec")),
+                      "autograder/sandbox.py:_hello", "autograder/standby.py", "autograder/cgroup.py", "fork_exec")),
     ("round trips, waiting on the worker (student code included)", ("autograder/sandbox.py", "autograder/proxy.py",
                                                                     "autograder/codec.py")),
     ("reference computation", ("/solutions/",)),

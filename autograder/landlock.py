@@ -122,9 +122,11 @@ def _add_path(ruleset: int, path: str, rights: int) -> None:
 # seccomp-BPF: the numbers of the machines the worker runs on
 _MACHINES: dict[str, dict[str, Any]] = {
              "x86_64": {"arch": 0xC000003E, "socket": 41, "clone": 56, "fork": (57, 58), "x32": True,
-                        "keys": (248, 249, 250)},  # add_key, request_key, keyctl
+                        "keys": (248, 249, 250),  # add_key, request_key, keyctl
+                        # System V shared memory, semaphores, message queues; POSIX message queues
+                        "ipc": (29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, *range(240, 246))},
              "aarch64": {"arch": 0xC00000B7, "socket": 198, "clone": 220, "fork": (), "x32": False,
-                         "keys": (217, 218, 219)}}
+                         "keys": (217, 218, 219), "ipc": tuple(range(180, 198))}}
 _MACHINES["amd64"], _MACHINES["arm64"] = _MACHINES["x86_64"], _MACHINES["aarch64"]
 _IO_URING_SETUP, _CLONE3, _CLONE_THREAD = 425, 435, 0x10000
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, RET|K
@@ -136,10 +138,12 @@ class _SockFprog(ctypes.Structure):
 
 
 def deny_syscalls(processes: bool = False) -> None:
-    """Make socket(2) fail with EACCES, and io_uring_setup(2) and the kernel keyring calls
-    (add_key, request_key, keyctl) with EPERM, for good. A keyring outlives the processes that
-    filled it and can be shared by name across uids, so without this one worker could leave
-    data for the next property, or for another student's submission.
+    """Make socket(2) fail with EACCES, and io_uring_setup(2), the kernel keyring calls
+    (add_key, request_key, keyctl) and System V and POSIX IPC (shmget, semget, msgget, mq_open
+    and the calls on what they make) with EPERM, for good. A keyring or an IPC object outlives
+    the processes that made it and can be shared by name or number across uids (and workers
+    forked from one zygote share an IPC namespace), so without this one worker could leave data
+    for the next property, or for another student's submission.
 
     With ``processes``, no new process either: fork, vfork and clone fail with EAGAIN unless
     they start a thread (clone3 gives ENOSYS, so the C library falls back to clone). This
@@ -158,7 +162,8 @@ def deny_syscalls(processes: bool = False) -> None:
                (_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
     if numbers["x32"]:
         program += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, eperm)]
-    denied = [(numbers["socket"], eacces), (_IO_URING_SETUP, eperm)] + [(nr, eperm) for nr in numbers["keys"]]
+    denied = [(numbers["socket"], eacces), (_IO_URING_SETUP, eperm)] + [
+        (nr, eperm) for nr in (*numbers["keys"], *numbers["ipc"])]
     if processes:
         denied += [(nr, eagain) for nr in numbers["fork"]] + [(_CLONE3, _RET_ERRNO | errno.ENOSYS)]
     for nr, action in denied:  # if nr matches, return action; else go on

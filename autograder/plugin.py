@@ -29,7 +29,8 @@ from .grading import course_digest
 from .proxy import Known, MissingName, Session
 from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .results import PropertyResult, clip
-from .sandbox import Layout, Limits, Standby
+from .sandbox import Layout, Limits
+from .standby import Standby
 from .stubs import sure_stubs
 
 PROFILE = "autograder"
@@ -134,11 +135,12 @@ class GradingPlugin:
         self.spent[exercise.module] += session.spent
 
     def _standby(self, exercise: Exercise) -> Standby:
-        """The exercise's :class:`~autograder.sandbox.Standby` (an exercise's properties run one
+        """The exercise's :class:`~autograder.standby.Standby` (an exercise's properties run one
         after another: the last exercise's is closed, so that no worker idles)."""
         if exercise.module not in self.standbys:
             self.close_standbys()
-            self.standbys[exercise.module] = Standby(*worker_setup(self.course, self.submission, exercise))
+            self.standbys[exercise.module] = Standby(*worker_setup(self.course, self.submission, exercise),
+                                                     module=f"{self.course.package}.{exercise.module}")
         return self.standbys[exercise.module]
 
     def close_standbys(self) -> None:

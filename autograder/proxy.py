@@ -26,7 +26,8 @@ lookups there first. A sure stub (:mod:`autograder.stubs`) is not even looked up
 call to it fails "not implemented yet" with no worker at all, word for word as the worker's
 answer would: an untouched exercise costs one worker start, to learn what importing it
 answers. The worker a session does start comes from the exercise's
-:class:`~autograder.sandbox.Standby`, which booted it while the property before ran.
+:class:`~autograder.standby.Standby`: forked from a zygote that imported the exercise's module
+once, or booted while the property before ran.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from typing import Any
 
 from . import codec
 from .errors import SandboxFailure, StudentError
-from .sandbox import Layout, Limits, Standby, Worker
+from .sandbox import Layout, Limits, Worker
+from .standby import Standby
 
 
 class _InOrder(reprlib.Repr):
@@ -245,7 +247,7 @@ class Session:
         return found(*args, **kwargs)
 
     def _new_worker(self) -> Worker:
-        """A fresh worker: booted ahead by the exercise's :class:`~autograder.sandbox.Standby`, if any."""
+        """A fresh worker: from the exercise's :class:`~autograder.standby.Standby`, if any."""
         return self.standby.take() if self.standby is not None else Worker(self.layout, self.limits)
 
     def _ask_known(self, message: dict, call: Call) -> Any:

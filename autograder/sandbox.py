@@ -208,7 +208,8 @@ def known_good_problem(found: Isolation) -> str | None:
 class Worker:
     """One sandboxed worker process and its request/response pipes."""
 
-    def __init__(self, layout: Layout, limits: Limits, found: Isolation | None = None, uid_slot: int = 0):
+    def __init__(self, layout: Layout, limits: Limits, found: Isolation | None = None, uid_slot: int = 0,
+                 control: int | None = None):
         self.limits = limits
         self.isolation = found or isolation()
         self.killed: set[int] = set()
@@ -219,13 +220,15 @@ class Worker:
         self.uid = _sandbox_uid(uid_slot) if "uid" in self.isolation.layers else None
         self.cgroup = None
         self.ready = False
+        self.strays = True  # kill the processes that a call started when it returns
         try:
             if "cgroup" in self.isolation.layers:
                 self.cgroup = cgroups.Cgroup.take(limits.memory_mb, None if self.uid is not None else limits.processes)
-            command, inner_home = self._command(layout)
+            command, inner_home = self._command(layout, control)
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 cwd=self.home, env=_environment(layout, inner_home), start_new_session=True,
+                pass_fds=() if control is None else (control,),
             )
         except BaseException:
             self._remove_folders()
@@ -253,9 +256,20 @@ class Worker:
             self._kill_strays()
             return answer
         except TimeoutError:
-            self.close()
-            why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
-            raise SandboxFailure("timeout", f"took longer than {timeout:.3g} s ({why})") from None
+            raise self._timed_out(timeout) from None
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait at most ``timeout`` seconds for the worker's hello (:meth:`_hello`)."""
+        try:
+            if not self.ready:
+                self._hello(time.monotonic() + timeout)
+        except TimeoutError:
+            raise self._timed_out(timeout) from None
+
+    def _timed_out(self, timeout: float) -> SandboxFailure:
+        self.close()
+        why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
+        return SandboxFailure("timeout", f"took longer than {timeout:.3g} s ({why})")
 
     def close(self) -> None:
         """Kill the worker and everything it started, and remove its folder and cgroup."""
@@ -282,7 +296,7 @@ class Worker:
 
     def _kill_strays(self) -> None:
         """Nothing a call started runs on after it: kill the processes that were not there before it."""
-        if self.cgroup is not None:
+        if self.cgroup is not None and self.strays:
             cgroups.kill(set(self.cgroup.pids()) - self.baseline)
 
     def _reap(self, patience: float = 0.2) -> None:
@@ -315,6 +329,9 @@ class Worker:
             raise SandboxFailure("sandbox", f"the worker could not confine itself: {str(hello.get('broken'))[:500]}")
         self.ready = True
         self.baseline = set(self.cgroup.pids()) if self.cgroup is not None else set()
+        self._booted()
+
+    def _booted(self) -> None:
         # bubblewrap's own child (the pid namespace's first process): should the worker end by
         # itself, it outlives bubblewrap, comes to this grader (a subreaper) and is reaped at close
         self.killed |= set(_tree(self.process.pid)) - {self.process.pid}
@@ -337,7 +354,10 @@ class Worker:
         1 MB, so one read mostly brings a frame's header and its body together."""
         while len(self.unread) < size:
             _wait(self.reading, deadline)
-            chunk = os.read(self.stdout.fileno(), min(max(size - len(self.unread), 1 << 16), 1 << 20))
+            try:
+                chunk = os.read(self.stdout.fileno(), min(max(size - len(self.unread), 1 << 16), 1 << 20))
+            except BlockingIOError:  # a socket's one descriptor reads without blocking too
+                continue
             if not chunk:
                 raise self._death()
             self.unread += chunk
@@ -346,11 +366,7 @@ class Worker:
         return data
 
     def _death(self) -> SandboxFailure:
-        try:
-            code = self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            code = None
-        self.close()
+        code = self._exit_code()
         if code is None or code == 0:
             how = "the worker process stopped answering (os._exit or a closed pipe?)"
         elif code < 0 or code > 128:
@@ -365,7 +381,16 @@ class Worker:
             return SandboxFailure("sandbox", f"the worker did not start ({how})")
         return SandboxFailure("crash", how)
 
-    def _command(self, layout: Layout) -> tuple[list[str], Path]:
+    def _exit_code(self) -> int | None:
+        """How the worker process ended (a negative signal number, or its exit status), closing it."""
+        try:
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.close()
+        return code
+
+    def _command(self, layout: Layout, control: int | None = None) -> tuple[list[str], Path]:
         """The worker's command line, and its scratch folder as the worker sees it.
 
         ``self.home`` (private to the grader, or to the worker's uid) holds ``grader/`` (the
@@ -385,6 +410,7 @@ class Worker:
         readable = [*(Path(d) for d in SYSTEM_DIRS), *_runtime(), *layout.readonly_paths, grader, support, submission]
         config = {
             "path": [str(submission), str(support)],
+            "work": str(work),
             "site": site.getsitepackages(),  # Python starts with -S: see worker.main
             "limits": self.limits.rlimits(),
             "landlock": "landlock" in self.isolation.layers,
@@ -393,6 +419,7 @@ class Worker:
             "drop_capabilities": self.uid is None and os.geteuid() == 0,
             # RLIMIT_NPROC does not count for root: without a cgroup, a root worker starts no process
             "no_processes": self.uid is None and os.geteuid() == 0 and self.cgroup is None,
+            **({} if control is None else {"control": control}),  # may become a zygote (autograder.standby)
         }
         start = f"import sys; sys.path.insert(0, {str(grader)!r}); import worker; worker.main()"
         command = [sys.executable, "-S", "-s", "-P", "-B", "-c", start, json.dumps(config)]
@@ -412,40 +439,6 @@ def _wait(pipe: select.poll, deadline: float) -> None:
     left = deadline - time.monotonic()
     if left <= 0 or not pipe.poll(left * 1000):
         raise TimeoutError
-
-
-class Standby:
-    """Workers for one run of properties (same layout, same limits), each started while the one
-    before it serves, so that a property seldom waits for its worker to boot.
-
-    Every worker is still a fresh process, started exactly as a cold one: nothing passes from
-    one to the next. At most two live at once, the one serving and the one booting, under the
-    grader's two private uids (:func:`_sandbox_uid`), so that closing one, which kills every
-    process of its uid, leaves the other alone. Taking a worker closes the one taken before.
-    """
-
-    def __init__(self, layout: Layout, limits: Limits):
-        self.layout = layout
-        self.limits = limits
-        self.serving: Worker | None = None
-        self.booting: Worker | None = None
-
-    def take(self) -> Worker:
-        if self.serving is not None:
-            self.serving.close()
-        worker = self.booting or Worker(self.layout, self.limits)
-        self.serving, self.booting = worker, None
-        try:
-            self.booting = Worker(self.layout, self.limits, uid_slot=1 - worker.uid_slot)
-        except (GraderError, OSError):  # not this property's concern: the next take starts one cold, and says why
-            pass
-        return worker
-
-    def close(self) -> None:
-        for worker in (self.serving, self.booting):
-            if worker is not None:
-                worker.close()
-        self.serving = self.booting = None
 
 
 _DYING: set[int] = set()  # killed processes of closed workers, not yet collected
@@ -580,7 +573,7 @@ def _owner(pid: int, only: int | None = None) -> int | None:
 
 def _sandbox_uid(slot: int = 0) -> int:
     """One of the two private uids of this grader process's workers (``slot`` 0 or 1: the worker
-    serving and the one a :class:`Standby` boots), unique while the grader lives."""
+    serving and the one a :class:`~autograder.standby.Standby` boots), unique while the grader lives."""
     return SANDBOX_UIDS.start + 2 * os.getpid() + slot
 
 

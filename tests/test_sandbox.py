@@ -19,6 +19,7 @@ from autograder import sandbox
 from autograder.errors import SandboxFailure, StudentError
 from autograder.proxy import MissingName, Session
 from autograder.sandbox import Layout, Limits
+from autograder.standby import Child, Standby, forks
 from tests.conftest import ROOT
 
 MODULE = '''
@@ -251,10 +252,32 @@ def keyrings():
         outcomes.append((libc.syscall(number, *args), ctypes.get_errno()))
     return outcomes
 
+def ipc():
+    import ctypes, platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmget, semget, msgget, mq_open = {"x86_64": (29, 64, 68, 240), "aarch64": (194, 190, 186, 180)}[platform.machine()]
+    outcomes = []
+    for number, args in [(shmget, (4242, 4096, 0o1666)), (semget, (4242, 1, 0o1666)), (msgget, (4242, 0o1666)),
+                         (mq_open, (b"left-for-later", 0o102, 0o666, None))]:  # IPC_CREAT; O_RDWR | O_CREAT
+        outcomes.append((libc.syscall(number, *args), ctypes.get_errno()))
+    return outcomes
+
+STATE = []
+
+
+def remember(value):
+    STATE.append(value)
+    return STATE
+
+
 def found_left_behind():
     return hasattr(builtins, "LEFT_BEHIND") or any(
         os.path.exists(f"{folder}/left_behind") for folder in {os.environ["HOME"], os.getcwd(), "/tmp"})
 '''
+
+
+SHARED = {"holds_pipe": "import os\nPIPE = os.pipe()", "maps_shared": "import mmap\nBUFFER = mmap.mmap(-1, 4096)",
+          "threads": "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()"}
 
 
 @pytest.fixture
@@ -266,14 +289,28 @@ def submission(tmp_path):
     (package / "broken.py").write_text("def f(:\n    pass\n")
     (package / "crashes.py").write_text("import sys\nraise RuntimeError('import-time crash')\n")
     (package / "leaves.py").write_text("import sys\nsys.exit(0)\n")
+    for name, kept in SHARED.items():  # what a zygote's import may leave for every child to share
+        (package / f"{name}.py").write_text(f"{kept}\ndef f():\n    return 1\n")
+    (package / "hooks.py").write_text("import builtins, os\n"
+                                      "os.register_at_fork(after_in_child=lambda: setattr(builtins, 'HOOKED', 1))\n"
+                                      "def hooked():\n    return hasattr(builtins, 'HOOKED')\n")
     for path in [tmp_path, *tmp_path.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return tmp_path / "sub"
 
 
-def open_session(submission: Path) -> Session:
-    return Session(Layout(submission), Limits(call_seconds=3, cpu_seconds=30, memory_mb=512, processes=16,
-                                              file_mb=8, message_mb=2), budget_seconds=30)
+def open_session(submission: Path, forked: bool = False) -> Session:
+    """A session on the toy submission; ``forked``: its workers come from a zygote that imported the toy."""
+    layout = Layout(submission)
+    limits = Limits(call_seconds=3, cpu_seconds=30, memory_mb=512, processes=16, file_mb=8, message_mb=2)
+    return Session(layout, limits, budget_seconds=30,
+                   standby=Standby(layout, limits, module="exercises.toy") if forked else None)
+
+
+def close_session(session: Session) -> None:
+    session.close()
+    if session.standby is not None:
+        session.standby.close()
 
 
 # Every combination of layers a machine may offer: every attack must be contained in each.
@@ -289,27 +326,37 @@ for _name, _wanted in WANTED.items():
             MODES[_name] = _found.layers
 HOLDING = [name for name, layers in MODES.items() if layers & {"bwrap", "landlock"}]
 FOUND = sandbox.Isolation(MODES["all layers"])
+# each mode with fresh workers, and again with workers forked from a zygote where its layers allow that
+FORKING = [name for name, layers in MODES.items() if forks(sandbox.Isolation(layers))]
+SETUPS = [*MODES, *(f"{name}, forked" for name in FORKING)]
+STRONG = [setup for setup in SETUPS if setup.split(",")[0] in HOLDING]
 
 
 def in_mode(monkeypatch, name: str) -> None:
     monkeypatch.setattr(sandbox, "isolation", lambda: sandbox.Isolation(frozenset(MODES[name])))
 
 
-@pytest.fixture(params=list(MODES))
+def setup_session(monkeypatch, submission: Path, setup: str) -> Session:
+    """A session in one of :data:`SETUPS`: a mode, forked or not."""
+    mode, _, forked = setup.partition(", ")
+    in_mode(monkeypatch, mode)
+    session = open_session(submission, forked=bool(forked))
+    session.mode = mode
+    return session
+
+
+@pytest.fixture(params=SETUPS)
 def session(request, submission, monkeypatch):
-    in_mode(monkeypatch, request.param)
-    session = open_session(submission)
+    session = setup_session(monkeypatch, submission, request.param)
     yield session
-    session.close()
+    close_session(session)
 
 
-@pytest.fixture(params=HOLDING)
+@pytest.fixture(params=STRONG)
 def strong_session(request, submission, monkeypatch):
-    in_mode(monkeypatch, request.param)
-    session = open_session(submission)
-    session.mode = request.param
+    session = setup_session(monkeypatch, submission, request.param)
     yield session
-    session.close()
+    close_session(session)
 
 
 def test_plain_data_and_handles(session):
@@ -351,12 +398,12 @@ def test_what_site_gives_is_there_though_python_starts_without_it(session):
 ])
 def test_failures_end_the_call_and_a_fresh_worker_follows(session, attack, kind, message):
     toy = session.module("exercises.toy")
-    first = session.worker.process.pid
+    first = session.worker
     with pytest.raises(SandboxFailure, match=message) as caught:
         getattr(toy, attack)()
     assert caught.value.kind == kind
     assert session.module("exercises.toy").add(1, 2) == 3
-    assert session.worker.process.pid != first or kind == "not_implemented"
+    assert session.worker is not first or kind == "not_implemented"
 
 
 def test_memory_bomb_is_stopped(session):
@@ -369,12 +416,13 @@ def test_fork_bomb_is_bounded_and_leaves_no_process(session):
     children = toy.fork_bomb()
     assert children < 16
     uid = session.worker.uid
+    kept = session.standby.zygote.spare if session.standby is not None else []  # a zygote's own process
     session.close()
     if uid is not None:
-        table = subprocess.run(["ps", "-eo", "uid=,stat="], capture_output=True, text=True).stdout
-        alive = [line for line in table.splitlines()
-                 if line.split()[0] == str(uid) and not line.split()[1].startswith("Z")]
-        assert alive == [], "zombies are dead; anything else outlived the worker"
+        table = subprocess.run(["ps", "-eo", "pid=,uid=,stat="], capture_output=True, text=True).stdout
+        alive = {int(pid) for pid, owner, stat in map(str.split, table.splitlines())
+                 if owner == str(uid) and not stat.startswith("Z")}
+        assert alive <= set(kept), "zombies are dead; anything else outlived the worker"
 
 
 def zombies() -> set[int]:
@@ -452,6 +500,12 @@ def test_import_problems_are_reported(session, module, message):
     assert caught.value.kind == "import"
 
 
+def test_no_ipc_objects(session):
+    """System V shared memory, semaphores and message queues and POSIX message queues outlive
+    the worker that made them, and workers forked from one zygote share an IPC namespace."""
+    assert session.module("exercises.toy").ipc() == [(-1, errno.EPERM)] * 4
+
+
 def test_no_kernel_keyrings(session):
     """A keyring outlives the worker that filled it and can be joined by name from any uid: a
     channel to later properties and to other students' submissions. In every mode it is shut."""
@@ -517,7 +571,9 @@ class TestIsolation:
         """Many files each under the file-size limit still cannot fill the grader's disk."""
         if "bwrap" not in MODES[strong_session.mode]:
             pytest.skip("a total cap on writes needs bubblewrap's tmpfs; elsewhere writes are capped per file")
-        with pytest.raises(StudentError, match="No space left on device"):
+        forked = strong_session.standby is not None  # a forked worker writes only its own folder
+        with pytest.raises(StudentError, match="Permission denied" if forked and folder == "/tmp" else
+                           "No space left on device"):
             strong_session.module("exercises.toy").fill_disk(folder)
 
     def test_runs_without_privileges(self, strong_session):
@@ -542,13 +598,13 @@ class TestIsolation:
 class TestWholeWorkerLimits:
     """Attacks on the machine's resources: each is bounded for the worker as a whole."""
 
-    @pytest.fixture
-    def full(self, submission):
+    @pytest.fixture(params=["fresh", "forked"])
+    def full(self, submission, request):
         if not {"cgroup", "landlock"} <= FOUND.layers:
             pytest.skip("needs a cgroup and Landlock")
-        session = open_session(submission)
+        session = open_session(submission, forked=request.param == "forked")
         yield session
-        session.close()
+        close_session(session)
 
     def test_no_nested_tmpfs(self, full):
         """A nested user namespace with a tmpfs of its own would hold memory past every cap."""
@@ -594,6 +650,7 @@ from pathlib import Path
 from autograder import sandbox
 from autograder.proxy import Session
 from autograder.sandbox import Layout, Limits
+from autograder.standby import Child, Standby, forks
 sandbox.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
 session = Session(Layout(Path(sys.argv[1])), Limits(call_seconds=5), budget_seconds=60)
 session.module("exercises.toy").add(1, 2)
@@ -626,7 +683,7 @@ def test_a_standby_worker_is_fresh_and_out_of_reach_of_the_one_serving(submissio
     this one does (kill what it can see, leave files and globals behind) reaches it."""
     in_mode(monkeypatch, mode)
     probe = open_session(submission)
-    standby = sandbox.Standby(probe.layout, probe.limits)
+    standby = Standby(probe.layout, probe.limits)
     sessions = [Session(probe.layout, probe.limits, budget_seconds=30, standby=standby) for _ in range(2)]
     try:
         first = sessions[0].module("exercises.toy")
@@ -644,6 +701,82 @@ def test_a_standby_worker_is_fresh_and_out_of_reach_of_the_one_serving(submissio
         for session in sessions:
             session.close()
         standby.close()
+
+
+@pytest.mark.parametrize("mode", FORKING)
+def test_a_forked_worker_is_fresh_and_out_of_reach_of_the_one_before(submission, monkeypatch, mode):
+    """Each property's worker forked from the exercise's zygote starts from the state just after
+    the import: what the one before did (kill every process it can see, leave files, globals and
+    module state behind, start a process) reaches neither the zygote nor the next child."""
+    in_mode(monkeypatch, mode)
+    first, second = (open_session(submission, forked=True) for _ in range(2))
+    second.standby = first.standby
+    try:
+        toy = first.module("exercises.toy")
+        toy.harm_the_next()
+        assert toy.remember("first") == ["first"]
+        zygote = first.standby.zygote
+        first.close()
+        toy = second.module("exercises.toy")
+        assert first.standby.zygote is zygote and zygote.alive, "the zygote outlived the child's attacks"
+        assert toy.add(2, 3) == 5 and toy.found_left_behind() is False
+        assert toy.remember("second") == ["second"]
+    finally:
+        for session in (first, second):
+            session.close()
+        first.standby.close()
+
+
+@pytest.mark.parametrize("module", sorted(SHARED))
+def test_an_import_that_leaves_something_to_share_is_not_forked(submission, monkeypatch, module):
+    """A pipe kept open, a shared mapping or a thread, left by the import, would be every child's:
+    the zygote refuses to fork, and the exercise's properties get fresh workers."""
+    if not FORKING:
+        pytest.skip("no mode here can fork workers")
+    in_mode(monkeypatch, FORKING[0])
+    layout, limits = Layout(submission), Limits(call_seconds=3)
+    standby = Standby(layout, limits, module=f"exercises.{module}")
+    session = Session(layout, limits, budget_seconds=30, standby=standby)
+    try:
+        assert session.module(f"exercises.{module}").f() == 1
+        assert standby.module is None and type(session.worker) is not Child
+    finally:
+        close_session(session)
+
+
+def test_at_fork_hooks_of_the_import_do_not_run_in_a_child(submission, monkeypatch):
+    """A child starts confined before any of the student's code runs in it: the zygote forks
+    with fork(2) itself, so at-fork hooks the import registered never run."""
+    if not FORKING:
+        pytest.skip("no mode here can fork workers")
+    in_mode(monkeypatch, FORKING[0])
+    layout, limits = Layout(submission), Limits(call_seconds=3)
+    session = Session(layout, limits, budget_seconds=30, standby=Standby(layout, limits, module="exercises.hooks"))
+    try:
+        assert session.module("exercises.hooks").hooked() is False
+        assert type(session.worker) is Child
+    finally:
+        close_session(session)
+
+
+def test_a_module_that_cannot_be_imported_once_falls_back_to_fresh_workers(submission, monkeypatch):
+    """No zygote can serve a module whose import fails: every property's fresh worker then meets
+    the failure, and reports it word for word as without a zygote."""
+    if not FORKING:
+        pytest.skip("no mode here can fork workers")
+    in_mode(monkeypatch, FORKING[0])
+    for module in ("exercises.crashes", "exercises.leaves", "exercises.broken", "exercises.missing"):
+        layout, limits = Layout(submission), Limits(call_seconds=3)
+        messages = []
+        for standby in (None, Standby(layout, limits, module=module)):
+            session = Session(layout, limits, budget_seconds=30, standby=standby)
+            with pytest.raises(SandboxFailure) as caught:
+                session.module(module).f()
+            messages.append(str(caught.value))
+            close_session(session)
+            if standby is not None:
+                assert standby.module is None and type(session.worker) is not Child
+        assert messages[0] == messages[1], module
 
 
 def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path, monkeypatch):
