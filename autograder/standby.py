@@ -3,24 +3,30 @@
 Every property gets a worker of its own, and nothing one property does reaches the next.
 Where the sandbox can see every process a worker starts (a cgroup, or a private uid) and
 Landlock is there to confine a child further, a :class:`Zygote` serves them: one sandboxed
-worker that imports the exercise's module once, then forks a :class:`Child` per property.
-A child starts from the state just after the import; it writes only a folder of its own
-(Landlock, stacked on the zygote's), cannot signal the zygote, and is killed with all it
-started before the next one is forked, so what it changed, in memory, in files or in
-processes, dies with it. A fork costs about a millisecond, where a worker's start cost
-about 17 ms of CPU.
+worker, started as any other, that imports the standard-library modules the submission
+imports and then forks a :class:`Child` per property. Student code never runs in the zygote:
+each child imports the submission itself, as a fresh worker would, so the zygote's loop and
+the confinement it gives each child are the grader's code, which no submission has touched.
+A child writes only a folder of its own (Landlock, stacked on the zygote's), cannot signal
+the zygote, holds none of its descriptors, and is killed with all it started before the next
+one is forked, so what it changed, in memory, in files or in processes, dies with it. A fork
+costs about two milliseconds, where a fresh worker's start cost about 17 ms of CPU.
 
-Otherwise, or when the zygote cannot serve (the import fails, or the zygote died), each
-property's worker is a fresh process booted while the property before it ran, as a cold one
-would start (:class:`Standby`): slower, with the same isolation.
+Otherwise, or when the zygote cannot serve (it died, or the submission has a file named like
+a standard-library module, which the zygote's imports would then pass over), each property's
+worker is a fresh process booted while the property before it ran, as a cold one would start
+(:class:`Standby`): slower, with the same isolation and the same grades.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import select
 import socket
+import sys
+from pathlib import Path
 
 from . import cgroup as cgroups
 from . import codec, sandbox
@@ -34,12 +40,31 @@ def forks(found: Isolation) -> bool:
     return "landlock" in found.layers and bool({"cgroup", "uid"} & found.layers)
 
 
-class Zygote:
-    """A sandboxed worker that imported ``module`` and forks a child per property on request.
-    Raises :class:`~autograder.errors.SandboxFailure` if it cannot start or the import fails
-    (a fresh worker's import then says why, to the property that asks)."""
+def preloads(submission: Path, module: str) -> list[str] | None:
+    """The standard-library modules that the files of ``module``'s package import (a zygote
+    imports them, once for all its children); None if the submission has a file or folder named
+    like a standard-library module, which would stand in for it in a fresh worker."""
+    if any(entry.stem in sys.stdlib_module_names for entry in submission.iterdir()):
+        return None
+    found: set[str] = set()
+    for path in sorted((submission / module.rpartition(".")[0].replace(".", "/")).glob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+            continue  # the child that imports it says what is wrong
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            found.update(name for name in names if name.split(".")[0] in sys.stdlib_module_names)
+    return sorted(found)
 
-    def __init__(self, layout: Layout, limits: Limits, module: str):
+
+class Zygote:
+    """A sandboxed worker that imported ``modules`` (trusted: the standard library's) and forks
+    a child per property on request. Raises :class:`~autograder.errors.SandboxFailure` if it
+    cannot start."""
+
+    def __init__(self, layout: Layout, limits: Limits, modules: list[str]):
         self.control, theirs = socket.socketpair()
         try:
             self.worker = Worker(layout, limits, control=theirs.fileno())
@@ -51,9 +76,8 @@ class Zygote:
         try:
             self.worker.wait_ready(limits.call_seconds)
             self.spare = self._processes()  # the zygote's own: every other process is a child's
-            self._ask({"op": "zygote", "modules": [module]}, limits.call_seconds)
+            self._ask({"op": "zygote", "modules": modules}, limits.call_seconds)
             self.worker.strays = False  # its children are not strays: end() kills what each one started
-            self._kill_strays()  # what the import started
         except BaseException:
             self.close()
             raise
@@ -169,7 +193,8 @@ class Standby:
     def __init__(self, layout: Layout, limits: Limits, module: str | None = None):
         self.layout = layout
         self.limits = limits
-        self.module = module if module is not None and forks(sandbox.isolation()) else None
+        # the modules its zygote imports, if the properties of ``module`` are forked from one
+        self.preloads = preloads(layout.submission, module) if module and forks(sandbox.isolation()) else None
         self.zygote: Zygote | None = None
         self.serving: Worker | None = None
         self.booting: Worker | None = None
@@ -178,12 +203,12 @@ class Standby:
         if self.serving is not None:
             self.serving.close()
             self.serving = None
-        if self.module is not None:
+        if self.preloads is not None:
             try:
                 self.serving = self._zygote().fork()
                 return self.serving
             except (SandboxFailure, GraderError, OSError):  # a fresh worker meets what broke it, and says so
-                self.module = None
+                self.preloads = None
                 if self.zygote is not None:
                     self.zygote.close()
         worker = self.booting or Worker(self.layout, self.limits)
@@ -205,6 +230,6 @@ class Standby:
     def _zygote(self) -> Zygote:
         """The exercise's zygote: a new one if the last died (a child's memory bomb, say)."""
         if self.zygote is None or not self.zygote.alive:
-            assert self.module is not None
-            self.zygote = Zygote(self.layout, self.limits, self.module)
+            assert self.preloads is not None
+            self.zygote = Zygote(self.layout, self.limits, self.preloads)
         return self.zygote

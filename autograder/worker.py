@@ -160,12 +160,10 @@ def _student_frames(error, roots):
     return where
 
 
-def serve(inbox, outbox, handles, roots, config=None):
-    """Answer requests until the grader closes the pipe (or, told to, become a zygote)."""
+def serve(inbox, outbox, handles, roots):
+    """Answer requests until the grader closes the pipe."""
     while (frame := read_frame(inbox)) is not None:
         request = codec.loads(frame, handles.get)
-        if request["op"] == "zygote" and config is not None and "control" in config:
-            return be_zygote(request["modules"], inbox, outbox, roots, config)
         write_frame(outbox, call_member(request, handles, roots) if "name" in request and request["op"] == "call"
                     else answer(request, handles, roots))
 
@@ -199,27 +197,25 @@ def call_member(request, handles, roots):
                   handles, roots)
 
 
-def be_zygote(modules, inbox, outbox, roots, config):
-    """Import ``modules`` once, then fork a child per property on request, one at a time.
+def be_zygote(modules, inbox, outbox, config):
+    """Import ``modules`` (the standard library's, which the submission imports), then fork a
+    child per property on request, one at a time; student code never runs here.
 
     Requests come on the pipe: ``fork`` (the child's socket comes alongside on the control
     socket, SCM_RIGHTS) and ``end`` (kill the child, collect it, answer its wait status). A
-    child is this process just after the import: whatever it changes, in memory or in its own
-    folder, dies with it (:func:`be_child`). A fork is refused, and the grader goes back to
-    fresh workers, if the import left something every child would share (:func:`shared`)."""
-    try:
-        for module in modules:
+    child is this process, confined once more, and imports the submission itself
+    (:func:`be_child`): whatever it changes, in memory or in its own folder, dies with it."""
+    submission = sys.path[:len(config["path"])]
+    del sys.path[:len(config["path"])]  # the submission's files must not stand in for them
+    for module in modules:
+        try:
             __import__(module)
-    except BaseException as error:
-        write_frame(outbox, codec.dumps({"error": describe_error(error, roots)}))
-        return
+        except BaseException:  # the child that imports it meets the failure, as a fresh worker would
+            pass
+    sys.path[:0] = submission
     import _socket  # type: ignore[import-not-found]  # no socket(2): the seccomp filter denies it
 
     control = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, config["control"])
-    own = {inbox.fileno(), outbox.fileno(), control.fileno(), *config["proc"]}
-    # fork(2) itself, not os.fork: that runs the at-fork hooks the import may have registered
-    # in the child before it is confined (a thread started there would escape the confinement)
-    fork = ctypes.PyDLL(None).fork
     write_frame(outbox, b'{"ok":null}')
     child, number = None, 0
     while (frame := read_frame(inbox)) is not None:
@@ -230,59 +226,17 @@ def be_zygote(modules, inbox, outbox, roots, config):
             continue
         _, ancillary, _, _ = control.recvmsg(1, _socket.CMSG_SPACE(4))
         channel = int.from_bytes(ancillary[0][2][:4], sys.byteorder)
-        refusal = shared(config, own | {channel})
-        if refusal is not None:
-            write_frame(outbox, codec.to_json({"refused": refusal}).encode())
-            return
         number += 1
         folder = os.path.join(config["work"], f"property-{number}")
         os.mkdir(folder)
-        child = (fork(), folder)
+        child = (os.fork(), folder)
         if child[0] == 0:
             try:
-                be_child(channel, folder, roots, config)
+                be_child(channel, folder, config)
             finally:  # never back into this loop, whatever student code raised
                 os._exit(0)
         os.close(channel)
         write_frame(outbox, b'{"ok":null}')
-
-
-def own_proc_files():
-    """This process's memory map and thread list, opened before it confines itself (Landlock
-    then keeps /proc out of reach): a zygote looks at both before every fork. () if unreadable."""
-    try:
-        return (os.open("/proc/self/maps", os.O_RDONLY), os.open("/proc/self/task", os.O_RDONLY | os.O_DIRECTORY))
-    except OSError:
-        return ()
-
-
-def shared(config, own):
-    """What a child would share with the next, if anything: a thread, a file descriptor or a
-    shared memory mapping that the import left in the zygote (a pipe kept open, an ``mmap``)."""
-    if not config["proc"]:
-        return "no /proc to look at"
-    maps, tasks = config["proc"]
-    if len(os.listdir(tasks)) != 1:
-        return "a thread"
-    for fd in range(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0]):
-        if fd not in own:
-            try:
-                os.fstat(fd)
-            except OSError:
-                continue
-            return f"file descriptor {fd}"
-    readonly = tuple(path.rstrip("/") + "/" for path in config["read"] if not path.startswith("/dev/"))
-    os.lseek(maps, 0, os.SEEK_SET)
-    chunks = []
-    while chunk := os.read(maps, 1 << 16):
-        chunks.append(chunk)
-    for line in b"".join(chunks).decode(errors="replace").splitlines():
-        fields = line.split(None, 5)
-        perms, path = fields[1], fields[5] if len(fields) > 5 else ""
-        # a read-only mapping of a file no child can open for writing, or nothing is safe
-        if perms[3] == "s" and ("w" in perms or not path.startswith(readonly) or path.endswith("(deleted)")):
-            return f"a shared mapping of {path or 'memory'}"
-    return None
 
 
 def end_child(child):
@@ -301,10 +255,10 @@ def end_child(child):
     return status
 
 
-def be_child(channel, folder, roots, config):
+def be_child(channel, folder, config):
     """One property's worker, forked from the zygote: confined once more (Landlock), so that it
     writes only its own folder and signals no process outside itself, then serves ``channel``."""
-    os.closerange(3, channel)  # the zygote's pipes, its control socket and its /proc files
+    os.closerange(3, channel)  # the zygote's pipes and its control socket
     os.closerange(channel + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     inbox, outbox = os.fdopen(channel, "rb", buffering=0), os.fdopen(os.dup(channel), "wb", buffering=0)
     die_with_parent()
@@ -318,7 +272,7 @@ def be_child(channel, folder, roots, config):
     if "tempfile" in sys.modules:
         sys.modules["tempfile"].tempdir = None  # found again, from TMPDIR
     write_frame(outbox, b'{"ready":true}')
-    serve(inbox, outbox, Handles(), roots)
+    serve(inbox, outbox, Handles(), tuple(config["path"]))
 
 
 def with_site_packages(folders):
@@ -338,7 +292,6 @@ def main():
     inbox, outbox = take_protocol_pipes()
     die_with_parent()
     apply_limits(config["limits"])
-    config["proc"] = own_proc_files() if "control" in config else ()
     try:
         confine(config)
     except OSError as error:
@@ -350,4 +303,7 @@ def main():
     sys.dont_write_bytecode = True
     shell = NotebookShell()
     builtins.get_ipython = lambda: shell
-    serve(inbox, outbox, Handles(), tuple(config["path"]), config)
+    if "control" not in config:
+        serve(inbox, outbox, Handles(), tuple(config["path"]))
+    elif (frame := read_frame(inbox)) is not None:  # a zygote, told what to import first
+        be_zygote(codec.loads(frame)["modules"], inbox, outbox, config)

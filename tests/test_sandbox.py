@@ -19,7 +19,7 @@ from autograder import sandbox
 from autograder.errors import SandboxFailure, StudentError
 from autograder.proxy import MissingName, Session
 from autograder.sandbox import Layout, Limits
-from autograder.standby import Child, Standby, forks
+from autograder.standby import Child, Standby, forks, preloads
 from tests.conftest import ROOT
 
 MODULE = '''
@@ -262,6 +262,13 @@ def ipc():
         outcomes.append((libc.syscall(number, *args), ctypes.get_errno()))
     return outcomes
 
+IMPORTED_BY = os.getpid()
+
+
+def imported_here():
+    return IMPORTED_BY == os.getpid()
+
+
 STATE = []
 
 
@@ -276,10 +283,6 @@ def found_left_behind():
 '''
 
 
-SHARED = {"holds_pipe": "import os\nPIPE = os.pipe()", "maps_shared": "import mmap\nBUFFER = mmap.mmap(-1, 4096)",
-          "threads": "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()"}
-
-
 @pytest.fixture
 def submission(tmp_path):
     package = tmp_path / "sub" / "exercises"
@@ -289,11 +292,6 @@ def submission(tmp_path):
     (package / "broken.py").write_text("def f(:\n    pass\n")
     (package / "crashes.py").write_text("import sys\nraise RuntimeError('import-time crash')\n")
     (package / "leaves.py").write_text("import sys\nsys.exit(0)\n")
-    for name, kept in SHARED.items():  # what a zygote's import may leave for every child to share
-        (package / f"{name}.py").write_text(f"{kept}\ndef f():\n    return 1\n")
-    (package / "hooks.py").write_text("import builtins, os\n"
-                                      "os.register_at_fork(after_in_child=lambda: setattr(builtins, 'HOOKED', 1))\n"
-                                      "def hooked():\n    return hasattr(builtins, 'HOOKED')\n")
     for path in [tmp_path, *tmp_path.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return tmp_path / "sub"
@@ -650,7 +648,7 @@ from pathlib import Path
 from autograder import sandbox
 from autograder.proxy import Session
 from autograder.sandbox import Layout, Limits
-from autograder.standby import Child, Standby, forks
+from autograder.standby import Child, Standby, forks, preloads
 sandbox.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
 session = Session(Layout(Path(sys.argv[1])), Limits(call_seconds=5), budget_seconds=60)
 session.module("exercises.toy").add(1, 2)
@@ -727,41 +725,37 @@ def test_a_forked_worker_is_fresh_and_out_of_reach_of_the_one_before(submission,
         first.standby.close()
 
 
-@pytest.mark.parametrize("module", sorted(SHARED))
-def test_an_import_that_leaves_something_to_share_is_not_forked(submission, monkeypatch, module):
-    """A pipe kept open, a shared mapping or a thread, left by the import, would be every child's:
-    the zygote refuses to fork, and the exercise's properties get fresh workers."""
+def test_student_code_never_runs_in_the_zygote(submission, monkeypatch):
+    """The zygote imports only the standard library's modules the submission imports: each
+    child imports the submission itself, so none inherits what another's import left (a pipe, a
+    shared mapping, a thread, an at-fork hook), and no student code touches the zygote's loop."""
     if not FORKING:
         pytest.skip("no mode here can fork workers")
     in_mode(monkeypatch, FORKING[0])
     layout, limits = Layout(submission), Limits(call_seconds=3)
-    standby = Standby(layout, limits, module=f"exercises.{module}")
-    session = Session(layout, limits, budget_seconds=30, standby=standby)
+    standby = Standby(layout, limits, module="exercises.toy")
+    assert {"os", "builtins", "subprocess"} <= set(standby.preloads) and "exercises" not in standby.preloads
     try:
-        assert session.module(f"exercises.{module}").f() == 1
-        assert standby.module is None and type(session.worker) is not Child
+        for _ in range(2):
+            session = Session(layout, limits, budget_seconds=30, standby=standby)
+            assert session.module("exercises.toy").imported_here() is True
+            assert type(session.worker) is Child
+            session.close()
     finally:
-        close_session(session)
+        standby.close()
 
 
-def test_at_fork_hooks_of_the_import_do_not_run_in_a_child(submission, monkeypatch):
-    """A child starts confined before any of the student's code runs in it: the zygote forks
-    with fork(2) itself, so at-fork hooks the import registered never run."""
-    if not FORKING:
-        pytest.skip("no mode here can fork workers")
-    in_mode(monkeypatch, FORKING[0])
-    layout, limits = Layout(submission), Limits(call_seconds=3)
-    session = Session(layout, limits, budget_seconds=30, standby=Standby(layout, limits, module="exercises.hooks"))
-    try:
-        assert session.module("exercises.hooks").hooked() is False
-        assert type(session.worker) is Child
-    finally:
-        close_session(session)
+def test_a_submission_that_names_a_file_like_the_standard_library_gets_fresh_workers(submission):
+    """A submission's ``re.py`` stands in for the standard library's in a fresh worker; a zygote
+    would have imported the real one for every child, so no zygote serves that submission."""
+    assert preloads(submission, "exercises.toy") is not None
+    (submission / "re.py").write_text("")
+    assert preloads(submission, "exercises.toy") is None
 
 
-def test_a_module_that_cannot_be_imported_once_falls_back_to_fresh_workers(submission, monkeypatch):
-    """No zygote can serve a module whose import fails: every property's fresh worker then meets
-    the failure, and reports it word for word as without a zygote."""
+def test_a_module_that_cannot_be_imported_fails_alike_in_a_forked_worker(submission, monkeypatch):
+    """A forked worker imports the submission as a fresh one does: a failing import (a syntax
+    error, an exception, ``sys.exit``, a missing module) is reported word for word alike."""
     if not FORKING:
         pytest.skip("no mode here can fork workers")
     in_mode(monkeypatch, FORKING[0])
@@ -773,9 +767,9 @@ def test_a_module_that_cannot_be_imported_once_falls_back_to_fresh_workers(submi
             with pytest.raises(SandboxFailure) as caught:
                 session.module(module).f()
             messages.append(str(caught.value))
-            close_session(session)
             if standby is not None:
-                assert standby.module is None and type(session.worker) is not Child
+                assert type(session.worker) is Child
+            close_session(session)
         assert messages[0] == messages[1], module
 
 
