@@ -124,9 +124,10 @@ _MACHINES: dict[str, dict[str, Any]] = {
              "x86_64": {"arch": 0xC000003E, "socket": 41, "clone": 56, "fork": (57, 58), "x32": True,
                         "keys": (248, 249, 250),  # add_key, request_key, keyctl
                         # System V shared memory, semaphores, message queues; POSIX message queues
-                        "ipc": (29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, *range(240, 246))},
+                        "ipc": (29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, *range(240, 246)),
+                        "times": (132, 235, 261, 280)},  # utime, utimes, futimesat, utimensat
              "aarch64": {"arch": 0xC00000B7, "socket": 198, "clone": 220, "fork": (), "x32": False,
-                         "keys": (217, 218, 219), "ipc": tuple(range(180, 198))}}
+                         "keys": (217, 218, 219), "ipc": tuple(range(180, 198)), "times": (88,)}}
 _MACHINES["amd64"], _MACHINES["arm64"] = _MACHINES["x86_64"], _MACHINES["aarch64"]
 _IO_URING_SETUP, _CLONE3, _CLONE_THREAD = 425, 435, 0x10000
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, RET|K
@@ -143,7 +144,10 @@ def deny_syscalls(processes: bool = False) -> None:
     and the calls on what they make) with EPERM, for good. A keyring or an IPC object outlives
     the processes that made it and can be shared by name or number across uids (and workers
     forked from one zygote share an IPC namespace), so without this one worker could leave data
-    for the next property, or for another student's submission.
+    for the next property, or for another student's submission. For the same reason setting a
+    file's times (utime, utimes, futimesat, utimensat) succeeds and changes nothing: it needs
+    only write permission, which ``/dev/null`` gives everyone, and Landlock does not cover it,
+    so a worker could leave a byte in the mtime of a device node every worker sees.
 
     With ``processes``, no new process either: fork, vfork and clone fail with EAGAIN unless
     they start a thread (clone3 gives ENOSYS, so the C library falls back to clone). This
@@ -163,7 +167,8 @@ def deny_syscalls(processes: bool = False) -> None:
     if numbers["x32"]:
         program += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, eperm)]
     denied = [(numbers["socket"], eacces), (_IO_URING_SETUP, eperm)] + [
-        (nr, eperm) for nr in (*numbers["keys"], *numbers["ipc"])]
+        (nr, eperm) for nr in (*numbers["keys"], *numbers["ipc"])] + [
+        (nr, _RET_ERRNO) for nr in numbers["times"]]  # errno 0: "done", and nothing changes
     if processes:
         denied += [(nr, eagain) for nr in numbers["fork"]] + [(_CLONE3, _RET_ERRNO | errno.ENOSYS)]
     for nr, action in denied:  # if nr matches, return action; else go on

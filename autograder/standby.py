@@ -78,6 +78,7 @@ class Zygote:
             self.spare = self._processes()  # the zygote's own: every other process is a child's
             self._ask({"op": "zygote", "modules": modules}, limits.call_seconds)
             self.worker.strays = False  # its children are not strays: end() kills what each one started
+            self._kill_strays()  # any process an import started (antigravity's browser, say)
         except BaseException:
             self.close()
             raise
@@ -126,9 +127,14 @@ class Zygote:
         return answer["ok"]
 
     def _kill_strays(self) -> None:
-        """Kill every process of the sandbox but the zygote's own, until they are gone."""
-        if not self.worker.closed:
-            _DYING.update(cgroups.kill_until_gone(lambda: [p for p in self._processes() if p not in self.spare]))
+        """Kill every process of the sandbox but the zygote's own, until they are gone; if some
+        outlast the patience, the zygote goes too, and with it everything in its sandbox."""
+        if self.worker.closed:
+            return
+        strays = lambda: [p for p in self._processes() if p not in self.spare]  # noqa: E731
+        _DYING.update(cgroups.kill_until_gone(strays))
+        if strays():
+            self.close()
 
     def _processes(self) -> list[int]:
         """Every process of the zygote's sandbox: its cgroup's, or its private uid's."""

@@ -220,9 +220,11 @@ def be_zygote(modules, inbox, outbox, config):
     child, number = None, 0
     while (frame := read_frame(inbox)) is not None:
         if codec.loads(frame)["op"] == "end":
-            status = end_child(child)
+            status, cleared = end_child(child)
             child = None
             write_frame(outbox, codec.to_json({"ok": status}).encode())
+            if not cleared:  # what the child left could reach the next one: no more children
+                return
             continue
         _, ancillary, _, _ = control.recvmsg(1, _socket.CMSG_SPACE(4))
         channel = int.from_bytes(ancillary[0][2][:4], sys.byteorder)
@@ -240,19 +242,33 @@ def be_zygote(modules, inbox, outbox, config):
 
 
 def end_child(child):
-    """Kill a child (pid, folder), collect it and remove its folder; its wait status, or None."""
+    """Kill a child (pid, folder), collect it and have its folder removed; its wait status, and
+    whether the folder is gone. A helper forked for it removes the folder, so that nothing the
+    child chose (its files' names) passes through this process's memory, which the next child
+    is a copy of; the helper first gives back the write permission the child took away."""
     if child is None:
-        return None
+        return None, True
     pid, folder = child
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     status = os.waitpid(pid, 0)[1]
-    import shutil
+    helper = os.fork()
+    if helper == 0:
+        try:
+            import shutil
 
-    shutil.rmtree(folder, ignore_errors=True)
-    return status
+            def writable_again(function, path, _):
+                os.chmod(os.path.dirname(path), 0o700)
+                os.chmod(path, 0o700) if os.path.isdir(path) and not os.path.islink(path) else None
+                function(path)
+
+            shutil.rmtree(folder, onerror=writable_again)
+        finally:
+            os._exit(0)
+    os.waitpid(helper, 0)
+    return status, not os.path.lexists(folder)
 
 
 def be_child(channel, folder, config):
@@ -263,7 +279,7 @@ def be_child(channel, folder, config):
     inbox, outbox = os.fdopen(channel, "rb", buffering=0), os.fdopen(os.dup(channel), "wb", buffering=0)
     die_with_parent()
     try:
-        landlock.restrict([*config["read"], *config["write"]], [folder, "/dev/null"])
+        landlock.restrict(config["read"], [folder, "/dev/null"])
     except OSError as error:
         write_frame(outbox, codec.to_json({"broken": str(error)}).encode())
         return

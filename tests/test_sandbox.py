@@ -262,6 +262,32 @@ def ipc():
         outcomes.append((libc.syscall(number, *args), ctypes.get_errno()))
     return outcomes
 
+def leave_locked():
+    os.makedirs("keep")
+    write("keep/secret", "for the next property")
+    os.chmod("keep", 0o555)
+    return os.path.realpath("keep/secret")
+
+
+def listdir(path):
+    return os.listdir(path)
+
+
+def read_any(path):
+    with open(path) as file:
+        return file.read()
+
+
+def times_kept(path):
+    if path == "a file of its own":
+        path = os.path.join(os.environ["HOME"], "mine")
+        write(path, "")
+    before = os.stat(path).st_mtime_ns
+    os.utime(path, ns=(12345, 12345))
+    os.utime(path)
+    return os.stat(path).st_mtime_ns == before
+
+
 IMPORTED_BY = os.getpid()
 
 
@@ -504,6 +530,14 @@ def test_no_ipc_objects(session):
     assert session.module("exercises.toy").ipc() == [(-1, errno.EPERM)] * 4
 
 
+def test_file_times_cannot_be_set(session):
+    """Setting a file's times needs only write permission, which ``/dev/null`` gives everyone and
+    Landlock does not cover: it succeeds and changes nothing, or a worker could leave a byte in
+    the mtime of a device node that every worker, of every submission, sees."""
+    toy = session.module("exercises.toy")
+    assert toy.times_kept("/dev/null") is True and toy.times_kept("a file of its own") is True
+
+
 def test_no_kernel_keyrings(session):
     """A keyring outlives the worker that filled it and can be joined by name from any uid: a
     channel to later properties and to other students' submissions. In every mode it is shut."""
@@ -723,6 +757,27 @@ def test_a_forked_worker_is_fresh_and_out_of_reach_of_the_one_before(submission,
         for session in (first, second):
             session.close()
         first.standby.close()
+
+
+@pytest.mark.parametrize("mode", FORKING)
+def test_a_forked_worker_cannot_leave_a_file_for_the_next(submission, monkeypatch, mode):
+    """A child's folder goes with it, even one it made hard to remove (a read-only folder
+    inside), and no child can read another's folder or the zygote's."""
+    in_mode(monkeypatch, mode)
+    first = open_session(submission, forked=True)
+    try:
+        secret = first.module("exercises.toy").leave_locked()
+        first.close()
+        second = Session(first.layout, first.limits, budget_seconds=30, standby=first.standby)
+        toy = second.module("exercises.toy")
+        with pytest.raises(StudentError, match="FileNotFoundError|PermissionError"):
+            toy.read_any(secret)
+        with pytest.raises(StudentError, match="PermissionError"):
+            toy.listdir(str(Path(secret).parents[2]))
+        assert first.standby.zygote.alive and type(second.worker) is Child
+        second.close()
+    finally:
+        close_session(first)
 
 
 def test_student_code_never_runs_in_the_zygote(submission, monkeypatch):
