@@ -197,7 +197,7 @@ def call_member(request, handles, roots):
                   handles, roots)
 
 
-def be_zygote(modules, inbox, outbox, config):
+def be_zygote(modules, packages, inbox, outbox, config):
     """Import ``modules`` (the standard library's, which the submission imports), then fork a
     child per property on request, one at a time; student code never runs here.
 
@@ -213,6 +213,8 @@ def be_zygote(modules, inbox, outbox, config):
         except BaseException:  # the child that imports it meets the failure, as a fresh worker would
             pass
     sys.path[:0] = submission
+    compile_ahead([os.path.join(submission[0], package) for package in packages] + submission[1:],
+                  os.path.join(config["work"], "compiled"), config)
     import _socket  # type: ignore[import-not-found]  # no socket(2): the seccomp filter denies it
 
     control = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, config["control"])
@@ -241,11 +243,35 @@ def be_zygote(modules, inbox, outbox, config):
         write_frame(outbox, b'{"ok":null}')
 
 
+def compile_ahead(folders, prefix, config):
+    """Compile the modules in ``folders`` (the submission's package, the course's support
+    modules) once into ``prefix``, where every child's import finds their code instead of
+    compiling them again. A helper forked for it does the work: nothing of the student's
+    files passes through this process's memory, which every child is a copy of."""
+    sys.pycache_prefix = prefix
+    helper = os.fork()
+    if helper == 0:
+        try:
+            landlock.restrict(config["read"], [prefix])  # no reach into the zygote, whatever it reads
+            import py_compile
+
+            for folder in folders:
+                for name in sorted(os.listdir(folder)):
+                    if name.endswith(".py"):
+                        try:
+                            py_compile.compile(os.path.join(folder, name), doraise=True)
+                        except BaseException:  # the child that imports it meets the error itself
+                            pass
+        finally:
+            os._exit(0)
+    os.waitpid(helper, 0)
+
+
 def end_child(child):
-    """Kill a child (pid, folder), collect it and have its folder removed; its wait status, and
-    whether the folder is gone. A helper forked for it removes the folder, so that nothing the
+    """Kill a child (pid, folder), collect it and remove its folder; its wait status, and
+    whether the folder is gone. A helper forked for it empties the folder, so that nothing the
     child chose (its files' names) passes through this process's memory, which the next child
-    is a copy of; the helper first gives back the write permission the child took away."""
+    is a copy of; the helper first gives back any write permission the child took away."""
     if child is None:
         return None, True
     pid, folder = child
@@ -254,21 +280,41 @@ def end_child(child):
     except ProcessLookupError:
         pass
     status = os.waitpid(pid, 0)[1]
+    try:
+        os.rmdir(folder)  # most children leave nothing
+        return status, True
+    except OSError:
+        pass
     helper = os.fork()
     if helper == 0:
         try:
-            import shutil
+            import shutil  # before the Landlock below, which leaves nothing to read
 
-            def writable_again(function, path, _):
-                os.chmod(os.path.dirname(path), 0o700)
-                os.chmod(path, 0o700) if os.path.isdir(path) and not os.path.islink(path) else None
-                function(path)
-
-            shutil.rmtree(folder, onerror=writable_again)
+            landlock.restrict([], [folder])  # no reach into the zygote, whatever it reads
+            empty(folder, shutil.rmtree)
         finally:
             os._exit(0)
     os.waitpid(helper, 0)
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
     return status, not os.path.lexists(folder)
+
+
+def empty(folder, rmtree):
+    """Remove everything in ``folder``, making read-only folders inside it writable first."""
+    def writable_again(function, path, _):
+        os.chmod(os.path.dirname(path), 0o700)
+        function(path)
+
+    os.chmod(folder, 0o700)
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            os.chmod(entry.path, 0o700)
+            rmtree(entry.path, onerror=writable_again)
+        else:
+            os.unlink(entry.path)
 
 
 def be_child(channel, folder, config):
@@ -279,7 +325,7 @@ def be_child(channel, folder, config):
     inbox, outbox = os.fdopen(channel, "rb", buffering=0), os.fdopen(os.dup(channel), "wb", buffering=0)
     die_with_parent()
     try:
-        landlock.restrict(config["read"], [folder, "/dev/null"])
+        landlock.restrict([*config["read"], sys.pycache_prefix], [folder, "/dev/null"])
     except OSError as error:
         write_frame(outbox, codec.to_json({"broken": str(error)}).encode())
         return
@@ -322,4 +368,5 @@ def main():
     if "control" not in config:
         serve(inbox, outbox, Handles(), tuple(config["path"]))
     elif (frame := read_frame(inbox)) is not None:  # a zygote, told what to import first
-        be_zygote(codec.loads(frame)["modules"], inbox, outbox, config)
+        request = codec.loads(frame)
+        be_zygote(request["modules"], request["packages"], inbox, outbox, config)
