@@ -220,9 +220,10 @@ def be_zygote(modules, packages, inbox, outbox, config):
     control = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, config["control"])
     write_frame(outbox, b'{"ok":null}')
     child, number = None, 0
+    tmp = shared_tmp(config)
     while (frame := read_frame(inbox)) is not None:
         if codec.loads(frame)["op"] == "end":
-            status, cleared = end_child(child)
+            status, cleared = end_child(child, tmp)
             child = None
             write_frame(outbox, codec.to_json({"ok": status}).encode())
             if not cleared:  # what the child left could reach the next one: no more children
@@ -236,7 +237,7 @@ def be_zygote(modules, packages, inbox, outbox, config):
         child = (os.fork(), folder)
         if child[0] == 0:
             try:
-                be_child(channel, folder, config)
+                be_child(channel, folder, config, tmp is not None)
             finally:  # never back into this loop, whatever student code raised
                 os._exit(0)
         os.close(channel)
@@ -267,11 +268,15 @@ def compile_ahead(folders, prefix, config):
     os.waitpid(helper, 0)
 
 
-def end_child(child):
-    """Kill a child (pid, folder), collect it and remove its folder; its wait status, and
-    whether the folder is gone. A helper forked for it empties the folder, so that nothing the
-    child chose (its files' names) passes through this process's memory, which the next child
-    is a copy of; the helper first gives back any write permission the child took away."""
+def end_child(child, tmp):
+    """Kill a child (pid, folder), collect it, and remove its folder and what it left in
+    ``/tmp`` (the zygote's own tmpfs under bubblewrap, which children write as a fresh worker
+    writes its own; ``tmp`` holds its size and its entries before any child, bubblewrap's
+    folders for the paths it binds below ``/tmp``, or is None); its wait status, and whether all
+    of that is gone. A helper forked for it
+    does the removing, so that nothing the child chose (its files' names) passes through this
+    process's memory, which the next child is a copy of; it first gives back any write
+    permission the child took away."""
     if child is None:
         return None, True
     pid, folder = child
@@ -280,36 +285,42 @@ def end_child(child):
     except ProcessLookupError:
         pass
     status = os.waitpid(pid, 0)[1]
+    left = ["/tmp"] if tmp and os.stat("/tmp").st_size != tmp[0] else []  # a tmpfs folder's size counts its entries
     try:
         os.rmdir(folder)  # most children leave nothing
-        return status, True
     except OSError:
-        pass
-    helper = os.fork()
-    if helper == 0:
-        try:
-            import shutil  # before the Landlock below, which leaves nothing to read
+        left.append(folder)
+    if left:
+        helper = os.fork()
+        if helper == 0:
+            try:
+                import shutil  # before the Landlock below, which leaves nothing to read
 
-            landlock.restrict([], [folder])  # no reach into the zygote, whatever it reads
-            empty(folder, shutil.rmtree)
-        finally:
-            os._exit(0)
-    os.waitpid(helper, 0)
+                landlock.restrict([], left)  # no reach into the zygote, whatever it reads
+                for path in left:
+                    empty(path, shutil.rmtree, tmp[1] if path == "/tmp" else ())
+            finally:
+                os._exit(0)
+        os.waitpid(helper, 0)
     try:
         os.rmdir(folder)
     except OSError:
         pass
-    return status, not os.path.lexists(folder)
+    return status, not os.path.lexists(folder) and not (tmp and os.stat("/tmp").st_size != tmp[0])
 
 
-def empty(folder, rmtree):
-    """Remove everything in ``folder``, making read-only folders inside it writable first."""
+def empty(folder, rmtree, keep=()):
+    """Remove everything in ``folder`` but the entries named in ``keep``, making read-only
+    folders inside it writable first."""
     def writable_again(function, path, _):
         os.chmod(os.path.dirname(path), 0o700)
         function(path)
 
-    os.chmod(folder, 0o700)
+    if folder != "/tmp":  # the tmpfs root keeps its sticky 1777
+        os.chmod(folder, 0o700)
     for entry in os.scandir(folder):
+        if entry.name in keep:
+            continue
         if entry.is_dir(follow_symlinks=False):
             os.chmod(entry.path, 0o700)
             rmtree(entry.path, onerror=writable_again)
@@ -317,7 +328,22 @@ def empty(folder, rmtree):
             os.unlink(entry.path)
 
 
-def be_child(channel, folder, config):
+def shared_tmp(config):
+    """``/tmp`` as children may write it: its size and entries before any child wrote there
+    (bubblewrap's folders for the paths it binds below it), so each child's leavings can be
+    found and removed; None where children do not write it (no bubblewrap, or one of those
+    folders is this uid's own, where a child could leave a file inside it unseen)."""
+    if "/tmp" not in config["write"]:
+        return None
+    names = os.listdir("/tmp")
+    for name in names:
+        info = os.lstat(os.path.join("/tmp", name))
+        if info.st_uid == os.getuid() or info.st_mode & 0o022:
+            return None
+    return os.stat("/tmp").st_size, frozenset(names)
+
+
+def be_child(channel, folder, config, tmp=False):
     """One property's worker, forked from the zygote: confined once more (Landlock), so that it
     writes only its own folder and signals no process outside itself, then serves ``channel``."""
     os.closerange(3, channel)  # the zygote's pipes and its control socket
@@ -325,7 +351,7 @@ def be_child(channel, folder, config):
     inbox, outbox = os.fdopen(channel, "rb", buffering=0), os.fdopen(os.dup(channel), "wb", buffering=0)
     die_with_parent()
     try:
-        landlock.restrict([*config["read"], sys.pycache_prefix], [folder, "/dev/null"])
+        landlock.restrict([*config["read"], sys.pycache_prefix], [folder, "/dev/null", *(["/tmp"] if tmp else [])])
     except OSError as error:
         write_frame(outbox, codec.to_json({"broken": str(error)}).encode())
         return
