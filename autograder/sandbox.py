@@ -296,8 +296,9 @@ class Worker:
 
     def _kill_strays(self) -> None:
         """Nothing a call started runs on after it: kill the processes that were not there before it."""
-        if self.cgroup is not None and self.strays:
-            cgroups.kill(set(self.cgroup.pids()) - self.baseline)
+        cgroup = self.cgroup
+        if cgroup is not None and self.strays:  # until none is left: one may fork while it dies
+            self.killed |= cgroups.kill_until_gone(lambda: [p for p in cgroup.pids() if p not in self.baseline])
 
     def _reap(self, patience: float = 0.2) -> None:
         """Collect the worker's dead processes that were handed to this grader (a subreaper).

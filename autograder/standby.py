@@ -36,8 +36,11 @@ from .sandbox import _DYING, Isolation, Layout, Limits, Worker, _owner, _pids
 
 def forks(found: Isolation) -> bool:
     """Whether workers can be forked from a zygote under these layers: Landlock confines each
-    child to its own folder, and the cgroup or the private uid lists every process it started."""
-    return "landlock" in found.layers and bool({"cgroup", "uid"} & found.layers)
+    child to its own folder; the cgroup or the private uid lists every process it started; and
+    bubblewrap's read-only binds keep the files children share from being changed (without it,
+    they are the worker's uid's own, whose mode bits and extended attributes Landlock leaves
+    free to change, and which all of a zygote's children would see)."""
+    return {"landlock", "bwrap"} <= found.layers and bool({"cgroup", "uid"} & found.layers)
 
 
 IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([^#;\n]+))", re.MULTILINE)
@@ -69,7 +72,7 @@ class Zygote:
     a child per property on request. Raises :class:`~autograder.errors.SandboxFailure` if it
     cannot start."""
 
-    def __init__(self, layout: Layout, limits: Limits, modules: list[str], packages: list[str]):
+    def __init__(self, layout: Layout, limits: Limits, modules: list[str]):
         self.control, theirs = socket.socketpair()
         try:
             self.worker = Worker(layout, limits, control=theirs.fileno())
@@ -81,7 +84,7 @@ class Zygote:
         try:
             self.worker.wait_ready(limits.call_seconds)
             self.spare = self._processes()  # the zygote's own: every other process is a child's
-            self._ask({"op": "zygote", "modules": modules, "packages": packages}, limits.call_seconds)
+            self._ask({"op": "zygote", "modules": modules}, limits.call_seconds)
             self.worker.strays = False  # its children are not strays: end() kills what each one started
             self._kill_strays()  # any process an import started (antigravity's browser, say)
         except BaseException:
@@ -102,7 +105,10 @@ class Zygote:
 
     def end(self) -> int | None:
         """Kill the child, and everything else but the zygote; the child's exit code (as
-        :meth:`Worker._exit_code`), or None if the zygote could not say."""
+        :meth:`Worker._exit_code`), or None if the zygote could not say. Everything is killed
+        before the zygote looks at what the child left, so that nothing it started can leave
+        a file after that look."""
+        self._kill_strays()
         try:
             status = self._ask({"op": "end"}, self.worker.limits.call_seconds)
         except SandboxFailure:
@@ -206,7 +212,6 @@ class Standby:
         self.limits = limits
         # the modules its zygote imports, if the properties of ``module`` are forked from one
         self.preloads = preloads(layout.submission, module) if module and forks(sandbox.isolation()) else None
-        self.packages = [module.rpartition(".")[0].replace(".", "/")] if module else []  # compiled ahead
         self.zygote: Zygote | None = None
         self.serving: Worker | None = None
         self.booting: Worker | None = None
@@ -243,5 +248,5 @@ class Standby:
         """The exercise's zygote: a new one if the last died (a child's memory bomb, say)."""
         if self.zygote is None or not self.zygote.alive:
             assert self.preloads is not None
-            self.zygote = Zygote(self.layout, self.limits, self.preloads, self.packages)
+            self.zygote = Zygote(self.layout, self.limits, self.preloads)
         return self.zygote

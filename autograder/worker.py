@@ -197,7 +197,7 @@ def call_member(request, handles, roots):
                   handles, roots)
 
 
-def be_zygote(modules, packages, inbox, outbox, config):
+def be_zygote(modules, inbox, outbox, config):
     """Import ``modules`` (the standard library's, which the submission imports), then fork a
     child per property on request, one at a time; student code never runs here.
 
@@ -213,8 +213,6 @@ def be_zygote(modules, packages, inbox, outbox, config):
         except BaseException:  # the child that imports it meets the failure, as a fresh worker would
             pass
     sys.path[:0] = submission
-    compile_ahead([os.path.join(submission[0], package) for package in packages] + submission[1:],
-                  os.path.join(config["work"], "compiled"), config)
     import _socket  # type: ignore[import-not-found]  # no socket(2): the seccomp filter denies it
 
     control = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, config["control"])
@@ -242,30 +240,6 @@ def be_zygote(modules, packages, inbox, outbox, config):
                 os._exit(0)
         os.close(channel)
         write_frame(outbox, b'{"ok":null}')
-
-
-def compile_ahead(folders, prefix, config):
-    """Compile the modules in ``folders`` (the submission's package, the course's support
-    modules) once into ``prefix``, where every child's import finds their code instead of
-    compiling them again. A helper forked for it does the work: nothing of the student's
-    files passes through this process's memory, which every child is a copy of."""
-    sys.pycache_prefix = prefix
-    helper = os.fork()
-    if helper == 0:
-        try:
-            landlock.restrict(config["read"], [prefix])  # no reach into the zygote, whatever it reads
-            import py_compile
-
-            for folder in folders:
-                for name in sorted(os.listdir(folder)):
-                    if name.endswith(".py"):
-                        try:
-                            py_compile.compile(os.path.join(folder, name), doraise=True)
-                        except BaseException:  # the child that imports it meets the error itself
-                            pass
-        finally:
-            os._exit(0)
-    os.waitpid(helper, 0)
 
 
 def end_child(child, tmp):
@@ -351,7 +325,7 @@ def be_child(channel, folder, config, tmp=False):
     inbox, outbox = os.fdopen(channel, "rb", buffering=0), os.fdopen(os.dup(channel), "wb", buffering=0)
     die_with_parent()
     try:
-        landlock.restrict([*config["read"], sys.pycache_prefix], [folder, "/dev/null", *(["/tmp"] if tmp else [])])
+        landlock.restrict(config["read"], [folder, "/dev/null", *(["/tmp"] if tmp else [])])
     except OSError as error:
         write_frame(outbox, codec.to_json({"broken": str(error)}).encode())
         return
@@ -394,5 +368,4 @@ def main():
     if "control" not in config:
         serve(inbox, outbox, Handles(), tuple(config["path"]))
     elif (frame := read_frame(inbox)) is not None:  # a zygote, told what to import first
-        request = codec.loads(frame)
-        be_zygote(request["modules"], request["packages"], inbox, outbox, config)
+        be_zygote(codec.loads(frame)["modules"], inbox, outbox, config)
