@@ -44,10 +44,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import cgroup as cgroups
 from . import codec, landlock
 from .errors import GraderError, SandboxFailure
+
+if TYPE_CHECKING:
+    from _typeshed import HasFileno
 
 ENGINE_DIR = Path(__file__).resolve().parent
 WORKER_FILES = ("worker.py", "codec.py", "landlock.py")
@@ -236,9 +240,7 @@ class Worker:
         assert self.process.stdin is not None and self.process.stdout is not None  # both are PIPE above
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
         os.set_blocking(self.stdin.fileno(), False)
-        self.reading, self.writing = select.poll(), select.poll()
-        self.reading.register(self.stdout, select.POLLIN)
-        self.writing.register(self.stdin, select.POLLOUT)
+        self.reading, self.writing = _polls(self.stdout, self.stdin)
         self.unread = bytearray()  # read from the worker, not asked for yet (mostly: an answer behind its header)
 
     def request(self, payload: bytes, timeout: float) -> bytes:
@@ -433,6 +435,14 @@ class Worker:
             join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
             command = ["/bin/sh", "-c", join, "sh", *self.cgroup.procs_files, "--", *command]
         return command, work
+
+
+def _polls(reading: HasFileno, writing: HasFileno) -> tuple[select.poll, select.poll]:
+    """One poll object for each end a worker is read from and written to (a pipe's two, a socket's one)."""
+    polls = select.poll(), select.poll()
+    polls[0].register(reading, select.POLLIN)
+    polls[1].register(writing, select.POLLOUT)
+    return polls
 
 
 def _wait(pipe: select.poll, deadline: float) -> None:

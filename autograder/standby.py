@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import socket
 import sys
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 from . import cgroup as cgroups
 from . import codec, sandbox
 from .errors import GraderError, SandboxFailure
-from .sandbox import _DYING, Isolation, Layout, Limits, Worker, _owner, _pids
+from .sandbox import _DYING, Isolation, Layout, Limits, Worker, _owner, _pids, _polls
 
 
 def forks(found: Isolation) -> bool:
@@ -113,7 +112,6 @@ class Zygote:
             status = self._ask({"op": "end"}, self.worker.limits.call_seconds)
         except SandboxFailure:
             status = None
-        self._kill_strays()
         return os.waitstatus_to_exitcode(status) if type(status) is int else None
 
     @property
@@ -168,7 +166,7 @@ class Child(Worker):
         self.strays = True
         channel.setblocking(False)
         self.stdin = self.stdout = channel  # type: ignore[assignment]  # a socket reads and writes by fileno too
-        self.reading, self.writing = _polls(channel)
+        self.reading, self.writing = _polls(channel, channel)
         self.unread = bytearray()
         self.code: int | None = None
 
@@ -186,13 +184,6 @@ class Child(Worker):
     def _exit_code(self) -> int | None:
         self.close()
         return self.code
-
-
-def _polls(channel: socket.socket) -> tuple[select.poll, select.poll]:
-    reading, writing = select.poll(), select.poll()
-    reading.register(channel, select.POLLIN)
-    writing.register(channel, select.POLLOUT)
-    return reading, writing
 
 
 class Standby:

@@ -247,10 +247,9 @@ def end_child(child, tmp):
     ``/tmp`` (the zygote's own tmpfs under bubblewrap, which children write as a fresh worker
     writes its own; ``tmp`` holds its size and its entries before any child, bubblewrap's
     folders for the paths it binds below ``/tmp``, or is None); its wait status, and whether all
-    of that is gone. A helper forked for it
-    does the removing, so that nothing the child chose (its files' names) passes through this
-    process's memory, which the next child is a copy of; it first gives back any write
-    permission the child took away."""
+    of that is gone. A helper forked for it does the removing, so that nothing the child chose
+    (its files' names) passes through this process's memory, which the next child is a copy
+    of; it first gives back any write permission the child took away."""
     if child is None:
         return None, True
     pid, folder = child
@@ -259,28 +258,31 @@ def end_child(child, tmp):
     except ProcessLookupError:
         pass
     status = os.waitpid(pid, 0)[1]
-    left = ["/tmp"] if tmp and os.stat("/tmp").st_size != tmp[0] else []  # a tmpfs folder's size counts its entries
-    try:
-        os.rmdir(folder)  # most children leave nothing
-    except OSError:
-        left.append(folder)
-    if left:
+
+    def left():
+        dirty = ["/tmp"] if tmp and os.stat("/tmp").st_size != tmp[0] else []  # its size counts its entries
+        try:
+            os.rmdir(folder)  # most children leave nothing
+        except FileNotFoundError:
+            pass
+        except OSError:
+            dirty.append(folder)
+        return dirty
+
+    if dirty := left():
         helper = os.fork()
         if helper == 0:
             try:
                 import shutil  # before the Landlock below, which leaves nothing to read
 
-                landlock.restrict([], left)  # no reach into the zygote, whatever it reads
-                for path in left:
+                landlock.restrict([], dirty)  # no reach into the zygote, whatever it reads
+                for path in dirty:
                     empty(path, shutil.rmtree, tmp[1] if path == "/tmp" else ())
             finally:
                 os._exit(0)
         os.waitpid(helper, 0)
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass
-    return status, not os.path.lexists(folder) and not (tmp and os.stat("/tmp").st_size != tmp[0])
+        dirty = left()
+    return status, not dirty
 
 
 def empty(folder, rmtree, keep=()):
