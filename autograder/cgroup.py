@@ -4,8 +4,11 @@ Resource limits (``setrlimit``) count one process at a time, so a worker with 32
 could hold 32 times its memory. A cgroup counts the worker and everything it starts as one:
 ``memory`` (``memory_mb`` for all of them, tmpfs pages included) and, unless the worker has
 a uid of its own that ``RLIMIT_NPROC`` already counts, ``pids`` (``processes``). Joining a
-v1 cgroup is not free (a worker starts about 12 ms later here), so only these two are used.
-A grader process keeps the cgroups of its finished workers for its next ones.
+v1 cgroup is not free (a worker starts about 12 ms later here), so only these two are used,
+and v1's ``pids`` without a limit only for a cgroup that is *counted*: one whose processes
+are looked for after every call of a long-lived worker (a zygote's), which a count answers
+in one read where the list of processes took 14 µs. A grader process keeps the cgroups of
+its finished workers for its next ones.
 
 It uses cgroup v2 where the grader's own cgroup delegates the ``memory`` and ``pids``
 controllers, otherwise the v1 hierarchies. Each worker's cgroup is named after the grader's
@@ -34,45 +37,52 @@ class CgroupError(OSError):
 class Cgroup:
     """The cgroup (one folder per v1 hierarchy, or one v2 folder) of one worker."""
 
-    def __init__(self, folders: list[Path], version: int):
+    def __init__(self, folders: list[Path], version: int, settings: Settings | None = None):
         self.folders = folders
         self.version = version
+        self.settings = settings
         self.listing = str(folders[0] / "cgroup.procs")  # a string: read after every call, where a Path took 16 µs
+        self.counter: int | None = None  # pids.current, open: its count is read anew at each pread
 
     @classmethod
-    def take(cls, memory_mb: int, processes: int | None) -> Cgroup:
-        """An empty cgroup with these limits (``processes`` None: no process count), one given back
-        earlier by this process or a new one."""
-        spare = _SPARE.get((memory_mb, processes))
-        return spare.pop() if spare else cls.create(memory_mb, processes)
+    def take(cls, memory_mb: int, processes: int | None, counted: bool = False) -> Cgroup:
+        """An empty cgroup with these limits (``processes`` None: no limit on processes) and, if
+        ``counted``, a count of its tasks (:meth:`tasks`); one given back earlier by this process
+        or a new one."""
+        spare = _SPARE.get(_settings(memory_mb, processes, counted))
+        return spare.pop() if spare else cls.create(memory_mb, processes, counted)
 
-    def give_back(self, memory_mb: int, processes: int | None, reap: Callable[[], None]) -> None:
+    def give_back(self, reap: Callable[[], None]) -> None:
         """Keep this emptied cgroup for this process's next worker (``reap`` collects the dead,
         which count until they are reaped), or remove it if it does not empty."""
         deadline, pause = time.monotonic() + 0.5, pauses()
         while self._read("pids.current") not in ("0", None) and time.monotonic() < deadline:
             reap()
             time.sleep(next(pause))
-        if self._read("pids.current") in ("0", None) and not self.pids():
-            _SPARE.setdefault((memory_mb, processes), []).append(self)
+        if self._read("pids.current") in ("0", None) and not self.pids() and self.settings is not None:
+            _SPARE.setdefault(self.settings, []).append(self)
         else:
             self.remove()
 
     @classmethod
-    def create(cls, memory_mb: int, processes: int | None) -> Cgroup:
+    def create(cls, memory_mb: int, processes: int | None, counted: bool = False) -> Cgroup:
+        settings = _settings(memory_mb, processes, counted)
         version, parents = _parents()
-        if processes is None and version == 1:
+        if not settings[2] and version == 1:
             parents = [p for p in parents if not p.is_relative_to(MOUNT / "pids")]
         name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
         folders = [parent / name for parent in parents]
-        cgroup = cls(folders, version)
+        cgroup = cls(folders, version, settings)
         try:
             for folder in folders:
                 folder.mkdir()
-            settings = {"memory.max" if version == 2 else "memory.limit_in_bytes": memory_mb << 20}
+            counters = [folder / "pids.current" for folder in folders if (folder / "pids.current").exists()]
+            if settings[2] and counters:
+                cgroup.counter = os.open(counters[0], os.O_RDONLY | os.O_CLOEXEC)
+            limits = {"memory.max" if version == 2 else "memory.limit_in_bytes": memory_mb << 20}
             if processes is not None:
-                settings["pids.max"] = processes
-            for key, value in settings.items():
+                limits["pids.max"] = processes
+            for key, value in limits.items():
                 cgroup._write(key, value)
             if version == 2:
                 cgroup._write("memory.swap.max", 0, missing_ok=True)
@@ -98,6 +108,12 @@ class Cgroup:
         finally:
             os.close(procs)
 
+    def tasks(self) -> int | None:
+        """How many tasks (processes and their threads) the cgroup holds, if it is counted. A task
+        counts from the moment its fork begins, before it shows in :meth:`pids`, until it is
+        reaped."""
+        return None if self.counter is None else int(os.pread(self.counter, 32, 0))
+
     def kill(self, patience: float = 5.0) -> set[int]:
         """Kill everything in the cgroup, wait until it is empty, return the pids it killed."""
         if self.version == 2:
@@ -108,6 +124,9 @@ class Cgroup:
         """Kill what is left and delete the cgroup's folders."""
         if any(folder.exists() for folder in self.folders):
             self.kill()
+        if self.counter is not None:
+            os.close(self.counter)
+            self.counter = None
         for folder in self.folders:
             try:
                 folder.rmdir()
@@ -162,7 +181,13 @@ def pauses(first: float = 0.0001, longest: float = 0.002) -> Iterator[float]:
         pause = min(pause * 2, longest)
 
 
-_SPARE: dict[tuple[int, int | None], list[Cgroup]] = {}
+Settings = tuple[int, "int | None", bool]  # memory_mb, processes, counted
+_SPARE: dict[Settings, list[Cgroup]] = {}
+
+
+def _settings(memory_mb: int, processes: int | None, counted: bool) -> Settings:
+    """A cgroup's settings, as spares are kept by them: one with a limit on processes is counted."""
+    return memory_mb, processes, counted or processes is not None
 
 
 @atexit.register

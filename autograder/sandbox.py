@@ -227,7 +227,8 @@ class Worker:
         self.strays = True  # kill the processes that a call started when it returns
         try:
             if "cgroup" in self.isolation.layers:
-                self.cgroup = cgroups.Cgroup.take(limits.memory_mb, None if self.uid is not None else limits.processes)
+                self.cgroup = cgroups.Cgroup.take(limits.memory_mb, None if self.uid is not None else limits.processes,
+                                                  counted=control is not None)  # a zygote's: looked at after every call
             command, inner_home = self._command(layout, control)
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -297,10 +298,16 @@ class Worker:
         self._remove_folders()
 
     def _kill_strays(self) -> None:
-        """Nothing a call started runs on after it: kill the processes that were not there before it."""
+        """Nothing a call started runs on after it: kill the processes that were not there before
+        it, until none is left (one may fork while it dies). Where the cgroup counts its tasks and
+        had no thread at the worker's hello, the same count says at once that there is none: a
+        task counts from its fork until it is reaped, and none of the hello's leaves uncounted while
+        others stay (a dead worker counts until its close reaps it; bubblewrap's namespace dies
+        with its first process)."""
         cgroup = self.cgroup
-        if cgroup is not None and self.strays:  # until none is left: one may fork while it dies
-            self.killed |= cgroups.kill_until_gone(lambda: [p for p in cgroup.pids() if p not in self.baseline])
+        if cgroup is None or not self.strays or (self.quiet is not None and cgroup.tasks() == self.quiet):
+            return
+        self.killed |= cgroups.kill_until_gone(lambda: [p for p in cgroup.pids() if p not in self.baseline])
 
     def _reap(self, patience: float = 0.2) -> None:
         """Collect the worker's dead processes that were handed to this grader (a subreaper).
@@ -317,8 +324,7 @@ class Worker:
 
     def _remove_folders(self) -> None:
         if self.cgroup is not None:
-            self.cgroup.give_back(self.limits.memory_mb, None if self.uid is not None else self.limits.processes,
-                                  self._reap)
+            self.cgroup.give_back(self._reap)
             self.cgroup = None
         self._reap()
         shutil.rmtree(self.home, ignore_errors=True)
@@ -332,6 +338,8 @@ class Worker:
             raise SandboxFailure("sandbox", f"the worker could not confine itself: {str(hello.get('broken'))[:500]}")
         self.ready = True
         self.baseline = set(self.cgroup.pids()) if self.cgroup is not None else set()
+        tasks = self.cgroup.tasks() if self.cgroup is not None else None
+        self.quiet = tasks if tasks == len(self.baseline) else None  # one task a process: none has a thread
         self._booted()
 
     def _booted(self) -> None:

@@ -76,6 +76,29 @@ def fork_bomb():
         pass
     return children
 
+THREADS = []
+
+def start_thread():
+    import threading
+    done = threading.Event()
+    thread = threading.Thread(target=done.wait)
+    thread.start()
+    THREADS.append((thread, done))
+
+def sleeper():
+    for thread, done in THREADS:  # a thread ends as a process starts: as many tasks as before the call
+        done.set()
+        thread.join()
+    pid = os.fork()
+    if pid == 0:
+        import time
+        time.sleep(60)
+        os._exit(0)
+    return pid
+
+def gone(pid):
+    return os.waitpid(pid, os.WNOHANG)[0] == pid  # dead: a zombie until its parent, this worker, waits
+
 def read(path):
     with open(path, "rb") as handle:
         return handle.read()
@@ -447,6 +470,17 @@ def test_fork_bomb_is_bounded_and_leaves_no_process(session):
         alive = {int(pid) for pid, owner, stat in map(str.split, table.splitlines())
                  if owner == str(uid) and not stat.startswith("Z")}
         assert alive <= set(kept), "zombies are dead; anything else outlived the worker"
+
+
+def test_a_process_a_call_left_running_is_killed_when_it_returns(session):
+    """Where a cgroup lists the worker's processes, nothing a call started runs on into the next
+    call: not a process alone, nor one started as a thread of an earlier call ended."""
+    if "cgroup" not in MODES[session.mode]:
+        pytest.skip("without a cgroup, what a call started is killed when its worker closes")
+    toy = session.module("exercises.toy")
+    assert toy.gone(toy.sleeper())
+    toy.start_thread()
+    assert toy.gone(toy.sleeper())
 
 
 def zombies() -> set[int]:
