@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import shutil
 from collections import Counter, namedtuple
 from pathlib import Path
 
 import pytest
+from hypothesis import register_random
+from hypothesis.internal.entropy import deterministic_PRNG
 
 from autograder import replay
 from autograder.config import load_course
@@ -162,3 +165,20 @@ def test_exact_values_are_recorded(value):
 ], ids=["subclass", "named_tuple", "object", "aliased"])
 def test_values_that_would_not_come_back_exactly_are_not_recorded(value):
     assert replay.exact_wire(value) is None
+
+
+def test_each_replayed_example_sees_the_generators_seeded_as_hypothesis_seeds_them():
+    own = random.Random(5)
+    register_random(own)  # a generator hypothesis manages besides the global one
+    with deterministic_PRNG():
+        expected = (random.random(), own.random())
+    seen = []
+
+    def body(value):
+        seen.append((random.random(), own.random()))
+        random.random()  # what an example draws leaves nothing to the next
+
+    before = random.getstate(), own.getstate()
+    assert replay.passes(body, {}, [{"value": 1}, {"value": 2}, {"value": 3}])
+    assert seen == [expected] * 3
+    assert (random.getstate(), own.getstate()) == before, "the states from before the replay, as hypothesis leaves them"
