@@ -365,10 +365,7 @@ class Worker:
         1 MB, so one read mostly brings a frame's header and its body together."""
         while len(self.unread) < size:
             _wait(self.reading, deadline)
-            try:
-                chunk = os.read(self.stdout.fileno(), min(max(size - len(self.unread), 1 << 16), 1 << 20))
-            except BlockingIOError:  # a socket's one descriptor reads without blocking too
-                continue
+            chunk = os.read(self.stdout.fileno(), min(max(size - len(self.unread), 1 << 16), 1 << 20))
             if not chunk:
                 raise self._death()
             self.unread += chunk
@@ -446,7 +443,7 @@ class Worker:
 
 
 def _polls(reading: HasFileno, writing: HasFileno) -> tuple[select.poll, select.poll]:
-    """One poll object for each end a worker is read from and written to (a pipe's two, a socket's one)."""
+    """One poll object for each pipe: the one a worker is read from, and the one it is written to."""
     polls = select.poll(), select.poll()
     polls[0].register(reading, select.POLLIN)
     polls[1].register(writing, select.POLLOUT)

@@ -201,7 +201,7 @@ def be_zygote(modules, inbox, outbox, config):
     """Import ``modules`` (the standard library's, which the submission imports), then fork a
     child per property on request, one at a time; student code never runs here.
 
-    Requests come on the pipe: ``fork`` (the child's socket comes alongside on the control
+    Requests come on the pipe: ``fork`` (the child's two pipes come alongside on the control
     socket, SCM_RIGHTS) and ``end`` (kill the child, collect it, answer its wait status). A
     child is this process, confined once more, and imports the submission itself
     (:func:`be_child`): whatever it changes, in memory or in its own folder, dies with it."""
@@ -227,18 +227,19 @@ def be_zygote(modules, inbox, outbox, config):
             if not cleared:  # what the child left could reach the next one: no more children
                 return
             continue
-        _, ancillary, _, _ = control.recvmsg(1, _socket.CMSG_SPACE(4))
-        channel = int.from_bytes(ancillary[0][2][:4], sys.byteorder)
+        _, ancillary, _, _ = control.recvmsg(1, _socket.CMSG_SPACE(8))
+        pipes = [int.from_bytes(ancillary[0][2][at:at + 4], sys.byteorder) for at in (0, 4)]
         number += 1
         folder = os.path.join(config["work"], f"property-{number}")
         os.mkdir(folder)
         child = (os.fork(), folder)
         if child[0] == 0:
             try:
-                be_child(channel, folder, config, tmp is not None)
+                be_child(pipes, folder, config, tmp is not None)
             finally:  # never back into this loop, whatever student code raised
                 os._exit(0)
-        os.close(channel)
+        for end in pipes:
+            os.close(end)
         write_frame(outbox, b'{"ok":null}')
 
 
@@ -319,12 +320,14 @@ def shared_tmp(config):
     return os.stat("/tmp").st_size, frozenset(names)
 
 
-def be_child(channel, folder, config, tmp=False):
+def be_child(pipes, folder, config, tmp=False):
     """One property's worker, forked from the zygote: confined once more (Landlock), so that it
-    writes only its own folder and signals no process outside itself, then serves ``channel``."""
-    os.closerange(3, channel)  # the zygote's pipes and its control socket
-    os.closerange(channel + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    inbox, outbox = os.fdopen(channel, "rb", buffering=0), os.fdopen(os.dup(channel), "wb", buffering=0)
+    writes only its own folder and signals no process outside itself, then serves its ``pipes``
+    (the one it reads, the one it writes)."""
+    low, high = sorted(pipes)  # all else is closed: the zygote's pipes and its control socket
+    for start, stop in ((3, low), (low + 1, high), (high + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
+        os.closerange(start, stop)
+    inbox, outbox = os.fdopen(pipes[0], "rb", buffering=0), os.fdopen(pipes[1], "wb", buffering=0)
     die_with_parent()
     try:
         landlock.restrict(config["read"], [folder, "/dev/null", *(["/tmp"] if tmp else [])])
