@@ -143,6 +143,11 @@ def test_a_change_to_what_a_suite_imports_or_reads_changes_the_course_digest(toy
     (root / "NOTES.md").write_text("not read by any suite")
     digests.append(course_digest(load_course(toy.file)))
     assert len(set(digests)) == 4 and digests[-1] == digests[-2]
+    (root / "helpers" / "more.py").write_text("MORE = 1\n")
+    suite.write_text(suite.read_text().replace("import SIZE", "import SIZE\nfrom helpers.more import MORE"))
+    rewritten = course_digest(load_course(toy.file))  # read anew, though this process read the suite before
+    (root / "helpers" / "more.py").write_text("MORE = 2\n")
+    assert len({digests[-1], rewritten, course_digest(load_course(toy.file))}) == 3
 
 
 Point = namedtuple("Point", "x y")
