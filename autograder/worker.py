@@ -14,7 +14,6 @@ only changes what the student's own calls return.
 
 import _signal as signal  # type: ignore[import-not-found]  # the signal module's enums took 3 ms of a start
 import builtins
-import ctypes
 import os
 import resource
 import struct
@@ -43,7 +42,7 @@ def apply_limits(limits):
 def die_with_parent():
     """Be killed when the grader's side of the pipe goes away (the parent that started us)."""
     parent = os.getppid()
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    landlock.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the signal was set
         os._exit(1)
 
@@ -77,8 +76,9 @@ class NotebookShell:
 
 
 def take_protocol_pipes():
-    """Keep the grader's pipes on private descriptors; point fds 0-2 at /dev/null."""
-    inbox = os.fdopen(os.dup(0), "rb", buffering=0)
+    """Keep the grader's pipes on private descriptors; point fds 0-2 at /dev/null. The inbox
+    is buffered, so that a frame's header and body mostly come in one read."""
+    inbox = os.fdopen(os.dup(0), "rb")
     outbox = os.fdopen(os.dup(1), "wb", buffering=0)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -327,7 +327,7 @@ def be_child(pipes, folder, config, tmp=False):
     low, high = sorted(pipes)  # all else is closed: the zygote's pipes and its control socket
     for start, stop in ((3, low), (low + 1, high), (high + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
         os.closerange(start, stop)
-    inbox, outbox = os.fdopen(pipes[0], "rb", buffering=0), os.fdopen(pipes[1], "wb", buffering=0)
+    inbox, outbox = os.fdopen(pipes[0], "rb"), os.fdopen(pipes[1], "wb", buffering=0)  # as take_protocol_pipes
     die_with_parent()
     try:
         landlock.restrict(config["read"], [folder, "/dev/null", *(["/tmp"] if tmp else [])])
