@@ -197,9 +197,10 @@ def call_member(request, handles, roots):
                   handles, roots)
 
 
-def be_zygote(modules, inbox, outbox, config):
-    """Import ``modules`` (the standard library's, which the submission imports), then fork a
-    child per property on request, one at a time; student code never runs here.
+def be_zygote(modules, sources, inbox, outbox, config):
+    """Import ``modules`` (the standard library's, which the submission imports), answer the
+    code compiled from ``sources`` (:func:`compiled`), then fork a child per property on
+    request, one at a time; student code never runs here.
 
     Requests come on the pipe: ``fork`` (the child's two pipes come alongside on the control
     socket, SCM_RIGHTS) and ``end`` (kill the child, collect it, answer its wait status). A
@@ -216,7 +217,7 @@ def be_zygote(modules, inbox, outbox, config):
     import _socket  # type: ignore[import-not-found]  # no socket(2): the seccomp filter denies it
 
     control = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, config["control"])
-    write_frame(outbox, b'{"ok":null}')
+    write_frame(outbox, b'{"ok":' + compiled(sources, submission[0]) + b"}")
     child, number = None, 0
     tmp = shared_tmp(config)
     while (frame := read_frame(inbox)) is not None:
@@ -241,6 +242,44 @@ def be_zygote(modules, inbox, outbox, config):
         for end in pipes:
             os.close(end)
         write_frame(outbox, b'{"ok":null}')
+
+
+def compiled(sources, root):
+    """The code of each of ``sources`` (paths below ``root``, the submission's folder) as its
+    import would compile it, in checked-hash pyc files, wire-encoded as {path: bytes}; files
+    that do not compile are left out, for the child that imports them to meet the error. A
+    helper forked for it compiles, under a Landlock of its own that reads only those files and
+    writes nothing, so that what the compiler makes of student code passes through this
+    process only as bytes, unread."""
+    import _frozen_importlib_external as external  # type: ignore[import-not-found]  # importlib's own
+    import _imp  # type: ignore[import-not-found]
+
+    reading, writing = os.pipe()
+    helper = os.fork()
+    if helper == 0:
+        try:
+            os.close(reading)
+            paths = {name: os.path.join(root, name) for name in sources}
+            landlock.restrict(list(paths.values()), [])
+            code = {}
+            for name, path in paths.items():
+                try:
+                    with open(path, "rb") as file:
+                        source = file.read()
+                    code[name] = bytes(external._code_to_hash_pyc(compile(source, path, "exec", dont_inherit=True),
+                                                                  _imp.source_hash(external._RAW_MAGIC_NUMBER, source),
+                                                                  True))
+                except (OSError, SyntaxError, ValueError):
+                    continue
+            with os.fdopen(writing, "wb") as pipe:
+                pipe.write(codec.dumps(code))
+        finally:
+            os._exit(0)
+    os.close(writing)
+    with os.fdopen(reading, "rb") as pipe:
+        wire = pipe.read()
+    os.waitpid(helper, 0)
+    return wire or b"null"
 
 
 def end_child(child, tmp):
@@ -373,4 +412,5 @@ def main():
     if "control" not in config:
         serve(inbox, outbox, Handles(), tuple(config["path"]))
     elif (frame := read_frame(inbox)) is not None:  # a zygote, told what to import first
-        be_zygote(codec.loads(frame)["modules"], inbox, outbox, config)
+        request = codec.loads(frame)
+        be_zygote(request["modules"], request["compile"], inbox, outbox, config)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
+from autograder import codec, sandbox
 from autograder.errors import SandboxFailure, StudentError
 from autograder.proxy import MissingName, Session
 from autograder.sandbox import Layout, Limits
@@ -95,6 +95,9 @@ def sleeper():
         time.sleep(60)
         os._exit(0)
     return pid
+
+def read_compiled_code():
+    return os.path.exists(sys.modules[__name__].__cached__)  # a fresh worker compiles, and writes nothing
 
 def gone(pid):
     return os.waitpid(pid, os.WNOHANG)[0] == pid  # dead: a zombie until its parent, this worker, waits
@@ -830,6 +833,33 @@ def test_student_code_never_runs_in_the_zygote(submission, monkeypatch):
             session.close()
     finally:
         standby.close()
+
+
+def test_a_zygote_s_children_import_the_code_it_compiled_and_the_grader_writes_only_what_it_asked(
+        submission, monkeypatch):
+    """The zygote compiles the package's files once (in a helper, student code never run) and
+    its children import that code; an answer naming a file the grader did not ask for, or
+    anything but bytes, stops the zygote."""
+    if not FORKING:
+        pytest.skip("no mode here can fork workers")
+    in_mode(monkeypatch, FORKING[0])
+    layout, limits = Layout(submission), Limits(call_seconds=3)
+    standby = Standby(layout, limits, module="exercises.toy")
+    assert "exercises/toy.py" in standby.sources
+    try:
+        session = Session(layout, limits, budget_seconds=30, standby=standby)
+        assert session.module("exercises.toy").read_compiled_code() is True
+        zygote = standby.zygote
+        for forged in ({"../../outside.py": b"x"}, {"exercises/toy.py": "text"}):
+            with pytest.raises(SandboxFailure, match="answered code"):
+                zygote._write_compiled(codec.encode(forged), standby.sources)
+        assert not (zygote.worker.home / "outside.py").exists()
+        session.close()
+    finally:
+        standby.close()
+    fresh = open_session(submission)
+    assert fresh.module("exercises.toy").read_compiled_code() is False
+    close_session(fresh)
 
 
 def test_a_submission_that_names_a_file_like_the_standard_library_gets_fresh_workers(submission):
