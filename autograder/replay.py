@@ -14,7 +14,15 @@ sandbox failure, anything) ends the replay, and hypothesis runs the property as 
 fresh session: the shrinking and the feedback are hypothesis's own, and the grade is the one
 it would give. A property is recorded only if every example is plain data that
 :mod:`autograder.codec` carries exactly, with no mutable value shared between two places (a
-``st.data()`` or ``st.randoms()`` argument is not, so such a property always runs hypothesis).
+``st.randoms()`` argument is not, so such a property always runs hypothesis).
+
+A ``st.data()`` argument is recorded as the draws the test made from it: each value, with the
+strategy's ``repr`` and the label. A replayed example draws them again from a stand-in, which
+hands out each value only to the same draw (same strategy, same label, in the same order), and
+the example passes only if it made every draw recorded and no other: the same draws are the
+same choices to hypothesis, so the examples after it are the ones hypothesis would show. Where
+hypothesis ended an example at a draw (its choices ran out, a filter gave up), the record says
+so, and the replayed example ends at the same draw, as that one did, and the replay goes on.
 
 Records live beside hypothesis's files in the grader's cache (never in a sandbox, never in a
 release), one JSON file per property, named by a hash of the course digest, the versions of
@@ -37,12 +45,14 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis
+import hypothesis.strategies as st
 import pytest
 from hypothesis.internal.entropy import RANDOMS_TO_MANAGE, deterministic_PRNG, get_seeder_and_restorer
 
 from . import codec
 
 Example = dict[str, Any]
+Draw = tuple[str, Any, Any]  # the strategy's repr hashed, the label, the value (encoded)
 
 
 class Examples:
@@ -62,15 +72,13 @@ class Examples:
         return self.folder / f"{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()}.json"
 
     def load(self, nodeid: str, test: Any) -> list[Example] | None:
-        """The test's recorded examples, or None (none yet, or unreadable)."""
+        """The test's recorded examples, or None (none yet, or unreadable); a ``st.data()``
+        argument is a :class:`Replayed` of its draws."""
         file = self._file(nodeid, test)
         try:
             data = json.loads(file.read_bytes()) if file is not None else None
-            examples = [codec.decode(wire) for wire in data] if type(data) is list else None
-        except (OSError, ValueError, TypeError):  # codec.CodecError is a ValueError
-            return None
-        if examples is None or not all(type(example) is dict and all(type(name) is str for name in example)
-                                       for example in examples):
+            examples = [_example(record) for record in data] if type(data) is list else None
+        except (OSError, ValueError, TypeError, KeyError):  # codec.CodecError is a ValueError
             return None
         return examples
 
@@ -85,6 +93,20 @@ class Examples:
             os.replace(out.name, target)  # whole or not at all, should two graders record at once
         except OSError:
             return
+
+
+def _example(record: Any) -> Example:
+    """One recorded example: its plain arguments, and a :class:`Replayed` for each ``st.data()``."""
+    example = codec.decode(record["args"])
+    draws = record["draws"]
+    if type(example) is not dict or type(draws) is not dict:
+        raise TypeError("not an example")
+    for name, drawn in draws.items():
+        example[name] = Replayed([(strategy, label, wire) for strategy, label, wire in drawn["made"]],
+                                 drawn["stopped"] is True)
+    if not all(type(name) is str for name in example):
+        raise TypeError("not an example")
+    return example
 
 
 def cache_folder() -> Path | None:
@@ -122,12 +144,79 @@ class Recorder:
 
         @functools.wraps(inner)
         def test(*args: Any, **kwargs: Any) -> Any:
-            if self.wires is not None:
-                wire = None if args else exact_wire({k: v for k, v in kwargs.items() if k not in fixtures})
-                self.wires = None if wire is None else [*self.wires, wire]
-            return inner(*args, **kwargs)
+            if self.wires is None or args:
+                self.wires = None
+                return inner(*args, **kwargs)
+            logs = {name: DrawLog(value) for name, value in kwargs.items() if isinstance(value, st.DataObject)}
+            wire = exact_wire({k: v for k, v in kwargs.items() if k not in fixtures and k not in logs})
+            try:
+                return inner(*args, **{**kwargs, **logs})
+            finally:  # an example that fails ends the recording anyway: a failing property is not kept
+                if wire is None or any(log.draws is None for log in logs.values()) or self.wires is None:
+                    self.wires = None
+                else:
+                    draws = {name: {"made": log.draws, "stopped": log.stopped} for name, log in logs.items()}
+                    self.wires = [*self.wires, {"args": wire, "draws": draws}]
 
         self.test = test
+
+
+class DrawLog:
+    """A ``st.data()`` argument that keeps what was drawn from it: ``draws``, or None once a
+    value cannot be recorded exactly."""
+
+    def __init__(self, data: st.DataObject):
+        self._data = data
+        self.draws: list[Draw] | None = []
+        self.stopped = False  # hypothesis ended the example at a draw
+
+    def draw(self, strategy: st.SearchStrategy, label: Any = None) -> Any:
+        try:
+            value = self._data.draw(strategy, label)
+        except BaseException:
+            self.stopped = True
+            raise
+        pair = exact_wire([label, value]) if self.draws is not None else None  # a list: None only if not exact
+        self.draws = None if pair is None or self.draws is None else [*self.draws, (_named(strategy), label, pair[1])]
+        return value
+
+
+class Replayed:
+    """A ``st.data()`` argument in a replay: hands out the recorded draws, each only to the same
+    draw (the strategy's repr, the label) in turn, and raises :class:`Stopped` at the next draw
+    of an example that hypothesis ``stopped`` there; anything else raises :class:`Unlike`."""
+
+    def __init__(self, draws: list[Draw], stopped: bool):
+        self._draws = draws
+        self.stopped = stopped
+        self.made = 0
+        self.ended = False  # it raised Stopped
+
+    def draw(self, strategy: st.SearchStrategy, label: Any = None) -> Any:
+        if self.made == len(self._draws) and self.stopped and not self.ended:
+            self.ended = True
+            raise Stopped
+        if self.made == len(self._draws) or self._draws[self.made][:2] != (_named(strategy), label):
+            raise Unlike("the example draws otherwise than it did when recorded")
+        self.made += 1
+        return codec.decode(self._draws[self.made - 1][2])  # a fresh copy: a test may change what it drew
+
+    @property
+    def done(self) -> bool:
+        """Whether the example made every draw recorded, and ended where hypothesis ended it."""
+        return self.made == len(self._draws) and self.ended == self.stopped
+
+
+class Unlike(Exception):
+    """A replayed example's draws differ from the recorded ones: hypothesis runs the property."""
+
+
+class Stopped(BaseException):
+    """Where hypothesis ended a recorded example at a draw, the replay ends it alike."""
+
+
+def _named(strategy: st.SearchStrategy) -> str:
+    return hashlib.sha256(repr(strategy).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def exact_wire(value: Any) -> Any | None:
@@ -172,11 +261,17 @@ def passes(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[E
             get_seeder_and_restorer(0)  # registers numpy's generator once numpy is imported, as each example does
             for generator in list(RANDOMS_TO_MANAGE.values()):  # those registered since included
                 generator.seed(0)
+            replayed = [value for value in example.values() if isinstance(value, Replayed)]
             try:
                 if inner(**fixtures, **example) is not None:
                     return False
+                ended = False
+            except Stopped:
+                ended = True
             except KeyboardInterrupt:
                 raise
             except BaseException:
+                return False
+            if not all(value.done for value in replayed) or ended != any(value.ended for value in replayed):
                 return False
     return True

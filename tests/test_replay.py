@@ -8,6 +8,7 @@ result must equal a grading that never replays.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import random
 import shutil
@@ -15,7 +16,8 @@ from collections import Counter, namedtuple
 from pathlib import Path
 
 import pytest
-from hypothesis import register_random
+from hypothesis import given, register_random, settings
+from hypothesis import strategies as st
 from hypothesis.internal.entropy import deterministic_PRNG
 
 from autograder import replay
@@ -187,3 +189,63 @@ def test_each_replayed_example_sees_the_generators_seeded_as_hypothesis_seeds_th
     assert replay.passes(body, {}, [{"value": 1}, {"value": 2}, {"value": 3}])
     assert seen == [expected] * 3
     assert (random.getstate(), own.getstate()) == before, "the states from before the replay, as hypothesis leaves them"
+
+
+def recorded_and_seen(prop, seen: list) -> tuple[list, list]:
+    """Run the hypothesis test ``prop`` under a Recorder: its records (as a file keeps them) and
+    what its body saw."""
+    inner = prop.hypothesis.inner_test
+    recorder = replay.Recorder(inner, set())
+    prop.hypothesis.inner_test = recorder.test
+    try:
+        prop()
+    finally:
+        prop.hypothesis.inner_test = inner
+    assert recorder.wires is not None
+    shown = list(seen)
+    seen.clear()
+    return [replay._example(json.loads(json.dumps(wire))) for wire in recorder.wires], shown
+
+
+def test_a_data_argument_is_recorded_and_replayed_draw_for_draw():
+    seen = []
+
+    @settings(max_examples=25, database=None, derandomize=True)
+    @given(size=st.integers(0, 4), data=st.data())
+    def prop(size, data):
+        drawn = data.draw(st.lists(st.integers(), max_size=size), label="xs")
+        seen.append((size, drawn, data.draw(st.text(max_size=size))))
+        drawn.append("changed")  # what a test does to a value it drew reaches no other example
+
+    examples, shown = recorded_and_seen(prop, seen)
+    stopped = [example for example in examples if example["data"].stopped]  # ended by hypothesis at a draw
+    assert len(examples) - len(stopped) == len(shown) > 10 and stopped
+    assert replay.passes(prop.hypothesis.inner_test, {}, examples)
+    assert seen == shown
+
+    seen.clear()
+    examples, _ = recorded_and_seen(prop, seen)
+
+    def draws_otherwise(size, data):
+        data.draw(st.lists(st.integers(), max_size=size + 1), label="xs")
+
+    def draws_less(size, data):
+        data.draw(st.lists(st.integers(), max_size=size), label="xs")
+
+    assert not replay.passes(draws_otherwise, {}, examples)
+    assert not replay.passes(draws_less, {}, examples)
+
+
+def test_an_example_hypothesis_ended_at_a_draw_ends_there_in_the_replay():
+    record = {"args": {"$dict": []}, "draws": {"data": {"made": [], "stopped": True}}}
+
+    def draws(data):
+        data.draw(st.integers())
+
+    def draws_nothing(data):
+        pass
+
+    assert replay.passes(draws, {}, [replay._example(record)])
+    assert not replay.passes(draws_nothing, {}, [replay._example(record)])
+    record["draws"]["data"]["stopped"] = False
+    assert not replay.passes(draws, {}, [replay._example(record)])
