@@ -182,12 +182,19 @@ class GradingPlugin:
 
     def _replay_or_run(self, item: pytest.Function, test: Any, **fixtures: Any) -> None:
         """The hypothesis test ``test``: replayed on its recorded examples if it has them and
-        they all pass; else run by hypothesis on a fresh session, recording its examples if it passes."""
+        they all pass; else run by hypothesis on a fresh session, recording its examples if it passes.
+
+        A replay that fails is a failure whatever hypothesis finds next: an example that fails
+        on replay is one hypothesis would have shown, so a submission that gives the same
+        answers fails there too, and hypothesis's run only shrinks the example and words the
+        feedback. One whose answers change from run to run (chance, time, which worker it is)
+        must not get a second try that a grading without records would not give."""
         inner = test.hypothesis.inner_test
         examples = self.examples.load(item.nodeid, test)
-        if examples is not None:
-            if passes(inner, fixtures, examples):
-                return
+        replay_failed = examples is not None and not passes(inner, fixtures, examples)
+        if examples is not None and not replay_failed:
+            return
+        if replay_failed:
             fixtures = self._start_afresh(item, fixtures)
         recorder = Recorder(inner, set(fixtures))
         test.hypothesis.inner_test = recorder.test
@@ -195,6 +202,10 @@ class GradingPlugin:
             test(**fixtures)
         finally:
             test.hypothesis.inner_test = inner
+        if replay_failed:
+            raise AssertionError("an example failed, and the same examples passed when run again on a fresh worker: "
+                                 "the submission's answers change from one run to the next (chance, the time, or "
+                                 "the worker it runs in), so the property fails")
         if recorder.wires is not None:
             self.examples.save(item.nodeid, test, recorder.wires)
 

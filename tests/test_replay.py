@@ -249,3 +249,14 @@ def test_an_example_hypothesis_ended_at_a_draw_ends_there_in_the_replay():
     assert not replay.passes(draws_nothing, {}, [replay._example(record)])
     record["draws"]["data"]["stopped"] = False
     assert not replay.passes(draws, {}, [replay._example(record)])
+
+
+def test_a_failed_replay_fails_the_property_though_hypothesis_passes_it_afterwards(toy, tmp_path, monkeypatch):
+    """A submission whose answers change from run to run gets no second try from the records:
+    here every replay fails, as a submission right only on alternate workers would, and the
+    property fails although hypothesis's run after it passes."""
+    assert all(result["passed"] for result in grade(toy, toy.solutions_path()))  # records both properties
+    monkeypatch.setattr("autograder.plugin.passes", lambda *args: False)
+    results = grade(toy, toy.solutions_path())
+    assert len(results) == 2 and not any(r["passed"] or r["score"] for r in results)
+    assert all("change from one run to the next" in r["output"] for r in results if not r["hidden"])  # hidden: less
