@@ -862,6 +862,19 @@ def test_a_zygote_s_children_import_the_code_it_compiled_and_the_grader_writes_o
     close_session(fresh)
 
 
+def test_a_file_named_like_the_compiled_code_s_folder_leaves_the_children_forked(submission, monkeypatch):
+    if not FORKING:
+        pytest.skip("no mode here can fork workers")
+    in_mode(monkeypatch, FORKING[0])
+    (submission / "exercises" / "__pycache__").write_text("not a folder")
+    session = open_session(submission, forked=True)
+    try:
+        assert session.module("exercises.toy").read_compiled_code() is False  # compiled by the child itself
+        assert type(session.worker) is Child
+    finally:
+        close_session(session)
+
+
 def test_a_submission_that_names_a_file_like_the_standard_library_gets_fresh_workers(submission):
     """A submission's ``re.py`` stands in for the standard library's in a fresh worker; a zygote
     would have imported the real one for every child, so no zygote serves that submission."""
