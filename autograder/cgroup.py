@@ -66,18 +66,18 @@ class Cgroup:
 
     @classmethod
     def create(cls, memory_mb: int, processes: int | None, counted: bool = False) -> Cgroup:
-        settings = _settings(memory_mb, processes, counted)
+        memory_mb, processes, counted = _settings(memory_mb, processes, counted)
         version, parents = _parents()
-        if not settings[2] and version == 1:
+        if not counted and version == 1:
             parents = [p for p in parents if not p.is_relative_to(MOUNT / "pids")]
         name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
         folders = [parent / name for parent in parents]
-        cgroup = cls(folders, version, settings)
+        cgroup = cls(folders, version, (memory_mb, processes, counted))
         try:
             for folder in folders:
                 folder.mkdir()
-            counters = [folder / "pids.current" for folder in folders if (folder / "pids.current").exists()]
-            if settings[2] and counters:
+            counters = [folder / "pids.current" for folder in folders if counted and (folder / "pids.current").exists()]
+            if counters:
                 cgroup.counter = os.open(counters[0], os.O_RDONLY | os.O_CLOEXEC)
             limits = {"memory.max" if version == 2 else "memory.limit_in_bytes": memory_mb << 20}
             if processes is not None:

@@ -191,9 +191,10 @@ class GradingPlugin:
         must not get a second try that a grading without records would not give."""
         inner = test.hypothesis.inner_test
         examples = self.examples.load(item.nodeid, test)
-        replay_failed = examples is not None and not passes(inner, fixtures, examples)
-        if examples is not None and not replay_failed:
+        replayed = None if examples is None else passes(inner, fixtures, examples)
+        if replayed:
             return
+        replay_failed = replayed is False
         if replay_failed:
             fixtures = self._start_afresh(item, fixtures)
         recorder = Recorder(inner, set(fixtures))

@@ -10,11 +10,13 @@ test on them directly, in hypothesis's conditions (the global ``random`` seeded 
 spends nothing on generating them, which was most of a grader's time.
 
 The first recorded example that does not pass (an assertion, the student's exception, a
-sandbox failure, anything) ends the replay, and hypothesis runs the property as before on a
-fresh session: the shrinking and the feedback are hypothesis's own, and the grade is the one
-it would give. A property is recorded only if every example is plain data that
-:mod:`autograder.codec` carries exactly, with no mutable value shared between two places (a
-``st.randoms()`` argument is not, so such a property always runs hypothesis).
+sandbox failure, anything) ends the replay and fails the property; hypothesis then runs it as
+before on a fresh session, for its own shrinking and feedback. That is the grade hypothesis
+would give a submission whose answers do not change from run to run (the failing example is
+one it shows), and one whose answers do gets no second try. A property is recorded only if
+every example is plain data that :mod:`autograder.codec` carries exactly, with no mutable
+value shared between two places (a ``st.randoms()`` argument is not, so such a property
+always runs hypothesis).
 
 A ``st.data()`` argument is recorded as the draws the test made from it: each value, with the
 strategy's ``repr`` and the label. A replayed example draws them again from a stand-in, which
@@ -176,8 +178,12 @@ class DrawLog:
         except BaseException:
             self.stopped = True
             raise
-        pair = exact_wire([label, value]) if self.draws is not None else None  # a list: None only if not exact
-        self.draws = None if pair is None or self.draws is None else [*self.draws, (_named(strategy), label, pair[1])]
+        if self.draws is not None:
+            pair = exact_wire([label, value])  # a list: None only if not exact
+            if pair is None:
+                self.draws = None
+            else:
+                self.draws.append((_named(strategy), label, pair[1]))
         return value
 
 
