@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .config import Course
@@ -22,11 +23,14 @@ from .results import Grade, PropertyResult, clip
 def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
     """A student's feedback: the score per exercise, then every failed property with its reason."""
     grade = grade.capped(course.limits)
-    lines = [f"# {course.title}: feedback for {name}", "", f"**Score: {grade.score:g} / {course.max_score_text}**", ""]
+    by_exercise = grade.by_exercise(course)
+    lines = [f"# {course.title}: feedback for {name}", "",
+             f"**Score: {grade.score:g} / {course.full_marks_text(by_exercise)}**", ""]
+    if len(by_exercise) < len(course.exercises):
+        lines += [f"Only {', '.join(by_exercise)} {'was' if len(by_exercise) == 1 else 'were'} graded this time.", ""]
     if grade.notes_text:
         lines += [grade.notes_text, ""]
-    by_exercise = grade.by_exercise(course)
-    for exercise in course.exercises:
+    for exercise in (e for e in course.exercises if e.module in by_exercise):
         score, _ = by_exercise[exercise.module]
         lines += [f"## {exercise.module}: {exercise.title} ({score:g} / {exercise.points_text})", ""]
         for result in grade.results:
@@ -103,20 +107,27 @@ def _without_summary(output: str) -> str:
 
 
 def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade | None, str]]) -> None:
-    """The batch summary: one row per submission, one column per exercise."""
+    """The batch summary: one row per submission, one column per exercise graded (``–`` where a
+    submission's grading left it out). Headers break before "bonus" and notes wrap rather than being
+    cut, so that an 80-column terminal shows them whole."""
+    graded = {module for _, grade, _ in rows if grade is not None for module in grade.by_exercise(course)}
+    exercises = [e for e in course.exercises if e.module in graded] or list(course.exercises)
+    modules = [e.module for e in exercises]
     table = Table(title=f"{course.title}: grades")
     table.add_column("submission", no_wrap=True)
-    labels = [e.module.split("_")[0] for e in course.exercises]
+    labels = [module.split("_")[0] for module in modules]
     if len(set(labels)) < len(labels):
-        labels = [e.module for e in course.exercises]
-    for label, exercise in zip(labels, course.exercises, strict=True):
-        table.add_column(f"{label}\n/{exercise.points_text}", justify="right")
-    table.add_column(f"total\n/{course.max_score_text}", justify="right")
-    table.add_column("note")
+        labels = modules
+    for label, exercise in zip(labels, exercises, strict=True):
+        table.add_column(f"{label}\n/{exercise.points}" + ("\nbonus" if exercise.bonus else ""), justify="right")
+    total = course.full_marks_text(modules).replace(" + ", "\n+").replace(" bonus", "\nbonus")
+    table.add_column(f"total\n/{total}", justify="right")
+    table.add_column("note", overflow="fold", min_width=12)
     for name, grade, note in rows:
         if grade is None:
-            table.add_row(name, *[""] * len(course.exercises), "", f"[red]{note}")
+            table.add_row(name, *[""] * len(exercises), "", f"[red]{escape(note)}")
             continue
         scores = grade.by_exercise(course)
-        table.add_row(name, *(f"{scores[e.module][0]:g}" for e in course.exercises), f"{grade.score:g}", note)
+        table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules), f"{grade.score:g}",
+                      escape(note))
     console.print(table)
