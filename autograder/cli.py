@@ -303,8 +303,8 @@ def _release(course: Course, args: argparse.Namespace, console: Console) -> int:
 
     left_out = build_release(course, args.out)
     console.print(f"Student release written to [bold]{args.out}[/] ({len(left_out)} properties left out: hidden, "
-                  "or comparing with the reference). Try it: "
-                  f"cd {args.out} && python -m autograder check", highlight=False)
+                  "or comparing with the reference). Hand it out: its README.md tells students how to set it up "
+                  "and check their work.", highlight=False)
     return 0
 
 
@@ -312,9 +312,9 @@ def _nbgrader(course: Course, args: argparse.Namespace, console: Console) -> int
     from .delivery.nbgrader_course import build_nbgrader_course
 
     build_nbgrader_course(course, args.out)
-    console.print(f"nbgrader course written to [bold]{args.out}[/]: cd there, then "
-                  "`nbgrader generate_assignment <exercise>` per exercise, `nbgrader autograde <exercise>`, "
-                  "`nbgrader generate_feedback <exercise>`, `nbgrader export`.", highlight=False)
+    console.print(f"nbgrader course written to [bold]{args.out}[/]: cd there and run nbgrader with this Python "
+                  "(`nbgrader generate_assignment <exercise>`, then `nbgrader release_assignment <exercise> "
+                  "--Exchange.root=<the exchange folder>`); docs/nbgrader.md walks the whole path.", highlight=False)
     return 0
 
 
@@ -331,6 +331,9 @@ def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> i
                       f"{', '.join(chosen)}, out of {course.full_marks_text(chosen)}: give the assignment "
                       f"{course.full_marks(chosen)} points (bonus points are extra credit on top).", highlight=False)
         return 0
+    if args.zip is not None and args.exercise:
+        raise GraderError("--exercise chooses what a bundle grades: give it when the bundle is built "
+                          "(gradescope --out FILE.zip --exercise X), not with --zip")
     done = replay(course, args.replay, args.zip, args.out, args.exercise)
     grade = Grade.from_gradescope(done.results)
     console.print(done.results.get("output", ""), markup=False, highlight=False)

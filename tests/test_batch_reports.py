@@ -88,6 +88,13 @@ def test_an_unknown_exercise_is_one_clear_error(capsys):
     assert "--exercise ex9_nothing: not an exercise of course.yaml" in " ".join((said.out + said.err).split())
 
 
+def test_a_replay_of_a_built_bundle_takes_no_exercise(capsys, tmp_path):
+    """``--exercise`` is the bundle's: with ``--zip`` (a bundle built before) it would go unheard."""
+    assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises"), "--zip",
+                 str(tmp_path / "a.zip"), "--exercise", FIRST]) == 2
+    assert "give it when the bundle is built" in " ".join(capsys.readouterr().err.split())
+
+
 def test_the_top_level_help_and_grade_s_help_say_the_same_of_what_grade_takes(capsys):
     helps = []
     for argv in (["--help"], ["grade", "--help"]):
