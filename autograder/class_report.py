@@ -559,7 +559,7 @@ def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats
     # -- scores
     out.append('<section id="scores"><h2>1. Scores</h2>')
     out.append(f"<p class=definition>Every submission of {source} counts here, as it counts there"
-               + (f": {len(unreadable)} could not be read and count with 0 points" if unreadable else "")
+               + (f": unreadable submissions count with 0 points (here {len(unreadable)})" if unreadable else "")
                + ". <b>Total</b> is all the points a submission earned, bonus included (the score column of "
                f"{source}), out of {esc(course.full_marks_text(modules))}.</p>")
     if modules != [e.module for e in course.exercises]:
@@ -735,7 +735,7 @@ def _property_table(stats: list[PropertyStats]) -> str:
             f'<td>{link}<div class="summary">{html.escape(s.summary)}</div></td><td>{kind}</td><td>{s.points}</td>'
             f'<td class="share"><span class="bar" style="width:{100 * s.share:.0f}%"></span>'
             f"{100 * s.share:.0f}% ({len(s.failed)} of {s.graded}){unwritten}</td><td>{mutants}</td></tr>")
-    columns = "".join(f'<col style="width:{width}%">' for width in (12, 42, 6, 5, 13, 22))
+    columns = "".join(f'<col style="width:{width}%">' for width in (14, 40, 6, 5, 13, 22))
     return (f'<table class="properties"><colgroup>{columns}</colgroup><thead><tr><th>exercise</th><th>property</th>'
             "<th>kind</th><th>points</th><th>failed by</th><th>catalog mutants it catches</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")

@@ -173,7 +173,7 @@ def test_scores_count_every_submission_of_grades_csv_with_the_bonus_in_the_total
         csv_totals = {row["submission"]: row["score"] for row in csv.DictReader(table)}
     page_totals = dict(re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)"', page))
     assert page_totals == csv_totals and page_totals["bob"] == "25"  # 15 of ex1 and the 10 of the bonus
-    assert "(n = 6)" in page and "could not be read and count with 0 points" in page
+    assert "(n = 6)" in page and "unreadable submissions count with 0 points (here 1)" in page
     assert "bonus included" in page and "Total (without bonus)" not in page
 
 
