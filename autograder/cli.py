@@ -335,7 +335,7 @@ def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> i
         raise GraderError("--exercise chooses what a bundle grades: give it when the bundle is built "
                           "(gradescope --out FILE.zip --exercise X), not with --zip")
     done = replay(course, args.replay, args.zip, args.out, args.exercise)
-    grade = Grade.from_gradescope(done.results)
+    grade = Grade.from_gradescope({"tests": [], "output": "", **done.results})  # both optional in Gradescope's format
     console.print(done.results.get("output", ""), markup=False, highlight=False)
     for result in grade.results:
         if not result.passed:

@@ -75,7 +75,7 @@ def replay(course: Course, submission: Path, bundle: Path | None, out: Path | No
     """Grade ``submission`` as Gradescope would with ``bundle`` (default: one built now, of
     ``exercises``) in a stand-in for ``/autograder``: ``out`` (a new or empty folder, kept), or a
     temporary folder. Return the checked ``results.json``, the seconds ``run_autograder`` took and
-    what it printed."""
+    where ``results.json`` was kept."""
     import jsonschema
 
     if not submission.exists():
@@ -111,18 +111,17 @@ def replay(course: Course, submission: Path, bundle: Path | None, out: Path | No
         except (OSError, ValueError, jsonschema.ValidationError) as error:
             raise GraderError(f"run_autograder wrote no valid results.json: {error}\n"
                               f"run_autograder printed:\n{run.stdout[-4000:]}") from None
-    return Replay(results, seconds, run.stdout, results_json if out is not None else None)
+    return Replay(results, seconds, results_json if out is not None else None)
 
 
 @dataclass(frozen=True)
 class Replay:
     """What :func:`replay` found: Gradescope's ``results.json`` (checked against its format),
-    the seconds ``run_autograder`` took, what it printed, and where ``results.json`` was kept
-    (None when the stand-in ``/autograder`` was temporary)."""
+    the seconds ``run_autograder`` took, and where ``results.json`` was kept (None when the
+    stand-in ``/autograder`` was temporary)."""
 
     results: dict
     seconds: float
-    log: str
     kept: Path | None
 
 
