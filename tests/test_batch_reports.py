@@ -95,6 +95,17 @@ def test_a_replay_of_a_built_bundle_takes_no_exercise(capsys, tmp_path):
     assert "give it when the bundle is built" in " ".join(capsys.readouterr().err.split())
 
 
+def test_a_replay_whose_grading_failed_is_summed_up(monkeypatch, capsys):
+    """run_autograder's fallback results.json, when grading itself failed, has no tests."""
+    from autograder.delivery import gradescope
+
+    said = "The autograder could not grade this submission (exit 2)."
+    monkeypatch.setattr(gradescope, "replay", lambda *args: gradescope.Replay({"score": 0, "output": said}, 1.0, None))
+    assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert said in out and "score 0, 0 of 0 tests passed" in out and "results.json not kept" in out
+
+
 def test_the_top_level_help_and_grade_s_help_say_the_same_of_what_grade_takes(capsys):
     helps = []
     for argv in (["--help"], ["grade", "--help"]):
