@@ -284,8 +284,7 @@ def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, 
     leaves room for the falsifying example below it.
     """
     error = _leaf(error)
-    doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
-    summary = doc[0] if doc else item.originalname
+    summary = description(item.function) or item.originalname
     if hidden:
         return f"{summary} — {_reason(error)}."
     share = limit // 3
@@ -300,6 +299,13 @@ def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, 
     if notes:
         lines += ["", clip(notes.strip(), share)]
     return clip("\n".join(lines), limit)
+
+
+def description(function: Any) -> str:
+    """What a property checks, as feedback shows it: the first paragraph of its docstring, on one
+    line (a docstring wraps its sentence over several lines; a student reads all of it)."""
+    paragraph = (getattr(function, "__doc__", None) or "").strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
 
 
 def _leaf(error: BaseException | None) -> BaseException | None:

@@ -1,6 +1,7 @@
 """Feedback shows nothing the student chose on hidden properties, every text is capped, and
 ``--course`` names the course everywhere (a course file of any name, beside another)."""
 
+import ast
 import json
 import shutil
 from dataclasses import replace
@@ -57,6 +58,30 @@ def test_hidden_feedback_is_the_summary_and_the_reason():
     item = SimpleNamespace(function=SimpleNamespace(__doc__="Ties break to the left.\n\nMore."), originalname="t")
     error = student_error("LEAK_" + "[1, 2]" * 1000, ["LEAK", "Exception", "BaseException", "object"], "[1, 2]")
     assert _feedback(item, error, True, 4000) == "Ties break to the left. — raised a non-built-in exception."
+
+
+def suite_docstrings(course_file: Path = ROOT / "course.yaml"):
+    """``(exercise.property, docstring)`` of every property of every suite of the course."""
+    course = load_course(course_file)
+    for exercise in course.exercises:
+        tree = ast.parse(course.path(exercise.suite).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                yield f"{exercise.module}.{node.name}", ast.get_docstring(node, clean=False) or ""
+
+
+def test_every_description_is_shown_whole():
+    """A docstring wraps its sentence over lines: feedback shows all of it, never a first line
+    that stops mid-sentence (the same text for a hidden and a public failure)."""
+    cut = []
+    for name, doc in suite_docstrings():
+        item = SimpleNamespace(function=SimpleNamespace(__doc__=doc), originalname=name)
+        hidden = _feedback(item, AssertionError("wrong"), True, 4000).rsplit(" — ", 1)[0]
+        public = _feedback(item, AssertionError("wrong"), False, 4000).split("\n", 1)[0]
+        paragraph = doc.strip().split("\n\n", 1)[0]
+        if not (hidden == public == " ".join(paragraph.split()) and public.endswith((".", "!", "?"))):
+            cut.append(f"{name}: {public!r}")
+    assert not cut, "descriptions shown cut:\n" + "\n".join(cut)
 
 
 def test_public_feedback_caps_the_students_message_and_traceback_but_keeps_the_example():
