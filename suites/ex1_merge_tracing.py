@@ -317,8 +317,9 @@ def test_word_merge_ties_follow_dict_order(student, reference, words, num_merges
 @points(1)
 @given(num_merges=st.integers(-5, -1))
 def test_bad_arguments_raise_errors_naming_them(student, num_merges):
-    ("""Negative num_merges, word counts below 1 and steps using an unknown id are ValueErrors; a non-str text, """
-     """non-list ids, a pair not of two ints or a non-int count a TypeError; each names the argument.""")
+    ("""Negative num_merges, word counts below 1 and steps using an unknown id are ValueErrors; a non-str text, ids """
+     """that are not a list of ints (a tuple is not one), a pair not a tuple of two ints, or a count or num_merges """
+     """that is not an int (True is not one) a TypeError; each names the argument.""")
     expect_error(lambda: student.trace_merges("abc", num_merges), ("ValueError",), f"trace_merges('abc', {num_merges})",
                  naming=("num_merges",))
     expect_error(lambda: student.trace_merges(b"abc", 2), ("TypeError",), "trace_merges(b'abc', 2)", naming=("text",))
@@ -327,6 +328,10 @@ def test_bad_arguments_raise_errors_naming_them(student, num_merges):
     expect_error(lambda: student.trace_word_merges({"ab": 0}, 2), ("ValueError",), "trace_word_merges({'ab': 0}, 2)",
                  naming=("word_counts",))
     expect_error(lambda: student.get_pair_counts("abc"), ("TypeError",), "get_pair_counts('abc')", naming=("ids",))
+    expect_error(lambda: student.get_pair_counts((1, 2, 1)), ("TypeError",), "get_pair_counts((1, 2, 1))",
+                 naming=("ids",))
+    expect_error(lambda: student.trace_merges("abc", True), ("TypeError",), "trace_merges('abc', True)",
+                 naming=("num_merges",))
     for count in (num_merges, 1.5, "2"):  # a count below 1, or not an int
         expect_error(lambda count=count: student.trace_word_merges({"ab": 2, "cd": count}, 2),
                      ("ValueError",) if count == num_merges else ("TypeError",),

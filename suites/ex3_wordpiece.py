@@ -48,11 +48,13 @@ def test_wordpiece_score_divides_integer_product_once(student, pair_count, left_
 @given(pair_count=st.integers(0, 60), count=st.integers(1, 60), bad=st.integers(-3, 0))
 @example(pair_count=1, count=5, bad=0)
 def test_bad_counts_raise_value_error_naming_them(student, pair_count, count, bad):
-    """A unit count below 1 or a negative pair count is a ValueError naming that count."""
+    """A unit count below 1 or a negative pair count is a ValueError naming that count; True as a count a TypeError."""
     for args, name in (((pair_count, bad, count), "left_count"), ((pair_count, count, bad), "right_count"),
                        ((bad - 1, count, count), "pair_count")):
         expect_error(lambda args=args: student.wordpiece_score(*args), ("ValueError",),
                      f"wordpiece_score{args}", naming=(name,))
+    expect_error(lambda: student.wordpiece_score(pair_count, True, count), ("TypeError",),
+                 f"wordpiece_score({pair_count}, True, {count})", naming=("left_count",))
 
 
 @points(1)
