@@ -33,8 +33,6 @@ once, or booted while the property before ran.
 from __future__ import annotations
 
 import inspect
-import itertools
-import reprlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,31 +43,43 @@ from .errors import SandboxFailure, StudentError
 from .sandbox import Layout, Limits, Worker
 from .standby import Standby
 
-
-class _InOrder(reprlib.Repr):
-    """reprlib, with dicts shown in their real order: insertion order can decide a student's
-    tie-breaks, so a headline must show the call that was made (reprlib sorts keys)."""
-
-    def repr_dict(self, x: dict, level: int) -> str:
-        if not x:
-            return "{}"
-        if level <= 0:
-            return "{...}"
-        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
-                  for k, v in itertools.islice(x.items(), self.maxdict)]
-        return "{" + ", ".join(pieces + (["..."] if len(x) > self.maxdict else [])) + "}"
-
-
-_short = _InOrder()
-_short.maxstring = 60
-_short.maxother = 60
-_short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 6
+SHOWN_CHARS = 400  # of one argument as a failure shows it: a student pastes the call; beyond this, a marker
 
 
 def shown_call(label: str, args: tuple, kwargs: dict) -> str:
-    """A call as messages show it: ``Tok.encode('the cat', add_eos=True)``."""
-    shown = [*map(_short.repr, args), *(f"{k}={_short.repr(v)}" for k, v in kwargs.items())]
+    """A call as messages show it, as a student would write it: ``Tok.encode('the cat', add_eos=True)``.
+
+    Each argument is written out whole (dicts in their real order, which can decide a
+    student's tie-breaks; a student object by its name), unless it is longer than
+    :data:`SHOWN_CHARS`: then it is cut where a marker says so, never shortened silently."""
+    shown = [*map(_argument, args), *(f"{k}={_argument(v)}" for k, v in kwargs.items())]
     return f"{label}({', '.join(shown)})"
+
+
+def _argument(value: Any) -> str:
+    text = _written(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}…[{len(text) - SHOWN_CHARS:,} more characters]"
+
+
+def _written(value: Any) -> str:
+    """``repr(value)``, but a student object (a support module's function, say) by its name."""
+    if isinstance(value, (Remote, Member)):
+        return value._label
+    if type(value) in (list, tuple):
+        items = [_written(item) for item in value]
+        if type(value) is list:
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_written(k)}: {_written(v)}" for k, v in value.items()) + "}"
+    if type(value) in (set, frozenset):  # in a fixed order: a set's own depends on the process's hashes
+        items = ", ".join(sorted(map(_written, value)))
+        if type(value) is set:
+            return "{" + items + "}" if items else "set()"
+        return "frozenset({" + items + "})" if items else "frozenset()"
+    return repr(value)
 
 
 class Shown:

@@ -186,7 +186,7 @@ def test_unknown_and_too_long_words_become_one_unk(student, reference, vocab, te
                  f"tokenize_wordpiece({vocab!r}, {text!r}, unk={unk!r}, max_chars={max_chars})")
     edge = f"{'a' * 100} {'a' * 101} {'a' * 99}"  # the default max_chars: 100 characters still count
     expect_equal(student.tokenize_wordpiece(["a", "##a"], edge), reference.tokenize_wordpiece(["a", "##a"], edge),
-                 "tokenize_wordpiece(['a', '##a'], <words of 100, 101 and 99 a's>)")
+                 "tokenize_wordpiece(['a', '##a'], 'a' * 100 + ' ' + 'a' * 101 + ' ' + 'a' * 99)")
     expect_error(lambda: student.tokenize_wordpiece(vocab, text, unk, 0), ("ValueError",),
                  f"tokenize_wordpiece({vocab!r}, {text!r}, {unk!r}, 0)", naming=("max_chars",))
     for entry in (7, None, b"a"):

@@ -327,30 +327,30 @@ def test_bad_unigram_arguments_raise_errors_naming_them(student, text, bad):
     """Wrong types are TypeErrors and bad values ValueErrors naming the argument; an uncovered text
     is a ValueError naming text, and a word no segmentation covers one naming word_counts."""
     ok = {"a": -1.0, "b": -1.0}
-    cases = [
-        (lambda: student.viterbi_segment(3, ok), "TypeError", "text"),
-        (lambda: student.viterbi_segment(text, {"a": -1.0, "b": bad}), "ValueError", "logprobs"),
-        (lambda: student.viterbi_segment(text + "c", ok), "ValueError", "text"),
-        (lambda: student.marginal_logprob(text + "c", ok), "ValueError", "text"),
-        (lambda: student.marginal_logprob("ca", ok), "ValueError", "text"),  # the last piece follows a gap
-        (lambda: student.marginal_logprob(text, ["a"]), "TypeError", "logprobs"),
-        (lambda: student.expected_counts({"ab": 0}, ok), "ValueError", "word_counts"),
-        (lambda: student.expected_counts({"ca": 1}, ok), "ValueError", "word_counts"),
-        (lambda: student.em_step({"ab": "1"}, ok), "TypeError", "word_counts"),
-        (lambda: student.em_step({"ca": 1}, ok), "ValueError", "word_counts"),
-        (lambda: student.removal_loss({"ab": 1}, {"": -1.0, **ok}), "ValueError", "logprobs"),
-        (lambda: student.removal_loss({"ab": 1, "ca": 2}, ok), "ValueError", "word_counts"),
-        (lambda: student.train_unigram(3, 5), "TypeError", "text"),
-        (lambda: student.train_unigram(text, 0), "ValueError", "vocab_size"),
-        (lambda: student.train_unigram(text, True), "TypeError", "vocab_size"),
-        (lambda: student.train_unigram(text, 5, max_piece_len=0), "ValueError", "max_piece_len"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=1.0), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=0.0), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=-0.5), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=1.5), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor="0.5"), "TypeError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, em_iterations=-1), "ValueError", "em_iterations"),
-        (lambda: student.train_unigram(text, 5, seed_size=-1), "ValueError", "seed_size"),
+    cases = [  # (function, arguments, keyword arguments, the error, the argument it names)
+        ("viterbi_segment", (3, ok), {}, "TypeError", "text"),
+        ("viterbi_segment", (text, {"a": -1.0, "b": bad}), {}, "ValueError", "logprobs"),
+        ("viterbi_segment", (text + "c", ok), {}, "ValueError", "text"),
+        ("marginal_logprob", (text + "c", ok), {}, "ValueError", "text"),
+        ("marginal_logprob", ("ca", ok), {}, "ValueError", "text"),  # the last piece follows a gap
+        ("marginal_logprob", (text, ["a"]), {}, "TypeError", "logprobs"),
+        ("expected_counts", ({"ab": 0}, ok), {}, "ValueError", "word_counts"),
+        ("expected_counts", ({"ca": 1}, ok), {}, "ValueError", "word_counts"),
+        ("em_step", ({"ab": "1"}, ok), {}, "TypeError", "word_counts"),
+        ("em_step", ({"ca": 1}, ok), {}, "ValueError", "word_counts"),
+        ("removal_loss", ({"ab": 1}, {"": -1.0, **ok}), {}, "ValueError", "logprobs"),
+        ("removal_loss", ({"ab": 1, "ca": 2}, ok), {}, "ValueError", "word_counts"),
+        ("train_unigram", (3, 5), {}, "TypeError", "text"),
+        ("train_unigram", (text, 0), {}, "ValueError", "vocab_size"),
+        ("train_unigram", (text, True), {}, "TypeError", "vocab_size"),
+        ("train_unigram", (text, 5), {"max_piece_len": 0}, "ValueError", "max_piece_len"),
+        *(("train_unigram", (text, 5), {"shrink_factor": factor}, "ValueError", "shrink_factor")
+          for factor in (1.0, 0.0, -0.5, 1.5)),
+        ("train_unigram", (text, 5), {"shrink_factor": "0.5"}, "TypeError", "shrink_factor"),
+        ("train_unigram", (text, 5), {"em_iterations": -1}, "ValueError", "em_iterations"),
+        ("train_unigram", (text, 5), {"seed_size": -1}, "ValueError", "seed_size"),
     ]
-    for call, error, name in cases:
-        expect_error(call, (error,), f"a call with a bad {name}", naming=(name,))
+    for function, args, kwargs, error, name in cases:
+        shown = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
+        expect_error(lambda function=function, args=args, kwargs=kwargs: getattr(student, function)(*args, **kwargs),
+                     (error,), f"{function}({shown})", naming=(name,))

@@ -188,13 +188,19 @@ def test_grading_uses_the_course_file_named(tmp_path, beside_a):
     assert load_course(course).file == course.resolve()
 
 
-def test_headlines_show_dict_arguments_in_their_real_order():
-    """Insertion order decides tie-breaks (trace_word_merges) and columns (render_table): a failure's
-    headline must show the call as it was made, not with sorted keys."""
-    from autograder.proxy import _short
+def test_headlines_show_the_call_made():
+    """Insertion order decides tie-breaks (trace_word_merges) and columns (render_table), and a
+    student pastes the call to see it fail: a headline writes the call out whole, dicts in their
+    real order, a student object by its name; only an argument longer than SHOWN_CHARS is cut,
+    where a marker says so."""
+    from autograder.proxy import SHOWN_CHARS, shown_call
 
-    assert _short.repr({"the": 3, "a": 1, "cat": 2}) == "{'the': 3, 'a': 1, 'cat': 2}"
-    assert _short.repr({index: 0 for index in range(9, 0, -1)}).startswith("{9: 0, 8: 0")
+    assert shown_call("f", ({"the": 3, "a": 1, "cat": 2},), {}) == "f({'the': 3, 'a': 1, 'cat': 2})"
+    table = {index: 0 for index in range(9, 0, -1)}
+    ids, text = list(range(40)), "x" * 90
+    assert shown_call("f", (table, ids, text), {"k": (1,)}) == f"f({table!r}, {ids!r}, {text!r}, k=(1,))"
+    cut = shown_call("f", ("y" * (SHOWN_CHARS + 100),), {})
+    assert cut.endswith("…[102 more characters])") and len(cut) < SHOWN_CHARS + 40
 
 
 def test_results_json_takes_its_visibility_from_the_course(tmp_path):
