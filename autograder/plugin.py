@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, settings
 from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
 from .grading import course_digest
-from .proxy import Known, MissingName, Session
+from .proxy import PRINTED_CHARS, Known, MissingName, Session
 from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .results import PropertyResult, clip
 from .sandbox import Layout, Limits
@@ -170,15 +170,18 @@ class GradingPlugin:
     # --- replaying the examples of a property that passed (autograder.replay) ----------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
-        if not replayable(pyfuncitem) or not set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
-            yield
-            return
         test = pyfuncitem.obj
-        pyfuncitem.obj = functools.wraps(test)(functools.partial(self._replay_or_run, pyfuncitem, test))
+        inner = test.hypothesis.inner_test if getattr(test, "is_hypothesis_test", False) else None
+        if inner is not None:
+            test.hypothesis.inner_test = _printing_afresh(pyfuncitem, inner)
+        if replayable(pyfuncitem) and set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
+            pyfuncitem.obj = functools.wraps(test)(functools.partial(self._replay_or_run, pyfuncitem, test))
         try:
             yield
         finally:
             pyfuncitem.obj = test
+            if inner is not None:
+                test.hypothesis.inner_test = inner
 
     def _replay_or_run(self, item: pytest.Function, test: Any, **fixtures: Any) -> None:
         """The hypothesis test ``test``: replayed on its recorded examples if it has them and
@@ -241,12 +244,26 @@ class GradingPlugin:
             raise GraderError(f"{item.nodeid}: needs @pytest.mark.points(n)")
         points = marker.args[0]
         hidden = item.get_closest_marker("hidden") is not None
+        session = item.stash.get(_SESSION, None)
         output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden,
-                                                      self.course.limits.feedback_chars)
+                                                      self.course.limits.feedback_chars,
+                                                      session.printed if session is not None else "")
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
         ))
+
+
+def _printing_afresh(item: pytest.Function, inner: Any) -> Any:
+    """The hypothesis test's inner function, emptying what the property's session kept of the
+    student's prints before each example: the feedback shows the failing example's, the last run."""
+    @functools.wraps(inner)
+    def example(*args: Any, **kwargs: Any) -> Any:
+        session = item.stash.get(_SESSION, None)
+        if session is not None:
+            session.printed = ""
+        return inner(*args, **kwargs)
+    return example
 
 
 def draw_from_the_seed_alone() -> None:
@@ -276,12 +293,14 @@ _SESSION = pytest.StashKey[Session]()
 _OWN_FIXTURES = {"course", "sandbox", "student", "reference", "request"}  # what a replay can start afresh
 
 
-def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, limit: int) -> str:
+def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, limit: int,
+              printed: str = "") -> str:
     """What a student reads about a failed property, at most ``limit`` characters (and the cut's marker).
 
-    A public failure shows the student's own exception message and traceback, which are as
-    long as the student makes them: each part gets a share of the limit, so a huge message
-    leaves room for the falsifying example below it.
+    A public failure shows the student's own exception message and traceback, and what the
+    student's code ``printed`` during the failing example, which are as long as the student
+    makes them: each part gets a share of the limit, so a huge message leaves room for the
+    falsifying example below it. A hidden failure shows none of them.
     """
     error = _leaf(error)
     summary = description(item.function) or item.originalname
@@ -298,6 +317,8 @@ def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, 
                         "tell your instructor", share)
     if notes:
         lines += ["", clip(notes.strip(), share)]
+    if printed.strip():
+        lines += ["", "What your code printed during this example:", clip(printed, min(share, PRINTED_CHARS)).rstrip()]
     return clip("\n".join(lines), limit)
 
 

@@ -43,6 +43,7 @@ from .errors import SandboxFailure, StudentError
 from .sandbox import Layout, Limits, Worker
 from .standby import Standby
 
+PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
 SHOWN_CHARS = 400  # of one argument as a failure shows it: a student pastes the call; beyond this, a marker
 
 
@@ -209,6 +210,8 @@ class Session:
         self.lookups: list[bytes] | None = [] if known is not None else None  # while only looking up
         self.members: set[tuple[str, str]] = set()  # (label, name): the lookups that found a student object
         self.exercise_modules: set[tuple[int, int]] = set()  # (number, generation): imports of the exercise's module
+        self.printed = ""  # what the calls printed since the plugin last emptied it (each example): at most
+        # PRINTED_CHARS, and one character more if more came
 
     def module(self, name: str) -> Remote:
         """A module imported in the worker (the student's, or a course support module)."""
@@ -343,6 +346,8 @@ class Session:
             raise SandboxFailure("protocol", f"{call}: the worker's answer was not valid data ({error})") from None
         finally:
             self.spent += self.clock() - started
+        if type(reply) is dict and message["op"] == "call" and type(reply.get("printed", "")) is str:
+            self.printed += reply.pop("printed", "")[:PRINTED_CHARS + 1 - len(self.printed)]
         kinds = {"ok", "error"} | ({"lookup_error", "attr"} if "name" in message and message["op"] == "call" else set())
         if type(reply) is not dict or len(reply) != 1 or not (kinds & reply.keys()):
             self.close()

@@ -164,6 +164,46 @@ def test_hostile_names_and_messages_stay_out_of_hidden_feedback_and_reports_stay
     assert all(len(text) < 4000 + 200 for text in public)
 
 
+def printing_submission(folder: Path) -> Path:
+    """The reference, but ex1's ``merge_pair`` and ``trace_merges`` print their input (and
+    ``merge_pair`` 100,000 characters to stderr), then answer in reverse order."""
+    shutil.copytree(ROOT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with (folder / "ex1_merge_tracing.py").open("a") as module:
+        module.write('''
+
+_merge_pair, _trace_merges = merge_pair, trace_merges
+
+
+def merge_pair(ids, pair, new_id):
+    print("PRINTED-BY-STUDENT ids=" + repr(ids))
+    print("x" * 100_000, file=__import__("sys").stderr)
+    return _merge_pair(ids, pair, new_id)[::-1]
+
+
+def trace_merges(text, num_merges):
+    print("PRINTED-BY-STUDENT text=" + repr(text))
+    return _trace_merges(text, num_merges)[::-1]
+''')
+    return folder
+
+
+def test_public_feedback_shows_what_the_failing_example_printed_and_hidden_feedback_nothing(tmp_path):
+    submission = printing_submission(tmp_path / "printer")
+    run = autograder("grade", str(submission), "--out", str(tmp_path / "out"), "--exercise", "ex1_merge_tracing")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tests = json.loads((tmp_path / "out" / "printer" / "results.json").read_text())["tests"]
+    failed = {t["name"].split(": ")[1]: t for t in tests if t["status"] == "failed"}
+    merge = failed["test_merge_pair_replaces_left_to_right_without_overlap"]["output"]
+    assert "ids=[5, 5, 5]," in merge  # the falsifying example, and its own print alone:
+    assert merge.count("PRINTED-BY-STUDENT") == 1
+    assert "What your code printed during this example:\nPRINTED-BY-STUDENT ids=[5, 5, 5]\nxxx" in merge
+    assert MARKER in merge and len(merge) < 4000 + 200
+    trace = failed["test_trace_merges_matches_reference"]["output"]
+    assert trace.endswith("What your code printed during this example:\nPRINTED-BY-STUDENT text='the then there'")
+    hidden = [t["output"] for t in failed.values() if t["visibility"] != "visible"]
+    assert hidden and not any("PRINTED" in text or "xxx" in text for text in hidden), hidden
+
+
 def course_b(tmp_path: Path, beside_a: bool) -> Path:
     """``course-b.yaml`` titled "Course B" in a folder of the course's files; with ``beside_a``
     the real ``course.yaml`` (another title) lies next to it."""
