@@ -245,12 +245,13 @@ class GradingPlugin:
         points = marker.args[0]
         hidden = item.get_closest_marker("hidden") is not None
         session = item.stash.get(_SESSION, None)
-        output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden,
-                                                      self.course.limits.feedback_chars,
+        error = _leaf(call.excinfo.value if call.excinfo else None)
+        output = "" if report.passed else _feedback(item, error, hidden, self.course.limits.feedback_chars,
                                                       session.printed if session is not None else "")
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
+            blocked=not report.passed and is_blocked(error),
         ))
 
 
@@ -307,6 +308,8 @@ def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, 
     if hidden:
         return f"{summary} — {_reason(error)}."
     share = limit // 3
+    if is_blocked(error):  # the same words for every property it stops: no example, nothing printed
+        return clip(f"{summary}\n\n{clip(str(error), share)}", limit)
     notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
                       if not _FIXTURE_LINE.match(line))
     lines = [summary, "", clip(str(error), share) if error is not None else "failed"]
@@ -327,6 +330,12 @@ def description(function: Any) -> str:
     line (a docstring wraps its sentence over several lines; a student reads all of it)."""
     paragraph = (getattr(function, "__doc__", None) or "").strip().split("\n\n", 1)[0]
     return " ".join(paragraph.split())
+
+
+def is_blocked(error: BaseException | None) -> bool:
+    """Whether the student's code stopped the property before it could judge an answer
+    (:attr:`~autograder.results.PropertyResult.blocked`)."""
+    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "budget")
 
 
 def _leaf(error: BaseException | None) -> BaseException | None:

@@ -100,6 +100,13 @@ class Shown:
 Call = str | Shown  # what a failure's message names: a lookup's label, or a call
 
 
+def not_implemented(call: Call) -> SandboxFailure:
+    """The failure of a call to code not written yet. It names the function, not the arguments:
+    every property that calls it fails with the same words, which a report says once."""
+    name = call.label if isinstance(call, Shown) else call
+    return SandboxFailure("not_implemented", f"{name} is not implemented yet")
+
+
 _PROBES = frozenset({"execute_example", "setup_example", "teardown_example"})
 
 
@@ -275,7 +282,7 @@ class Session:
             timeout = self.limits.call_seconds
             return self._reply(self.known.answers[key], message, call, time.monotonic() + timeout, timeout)
         if self._sure_stub(message):
-            raise SandboxFailure("not_implemented", f"{call}: not implemented yet")
+            raise not_implemented(call)
         self.worker = self._new_worker()
         for done in range(1, len(self.lookups) + 1):
             answer, *_ = self._exchange(self.lookups[done - 1], call)
@@ -371,8 +378,8 @@ class Session:
         else:
             self.members.discard((label, name))
 
-    def _failure(self, call: Call, info: Any, message: dict) -> BaseException:
-        call = str(call)  # spelt out once, for whichever message follows
+    def _failure(self, shown: Call, info: Any, message: dict) -> BaseException:
+        call = str(shown)  # spelt out once, for whichever message follows
         if type(info) is not dict:
             return SandboxFailure("protocol", f"{call}: the worker's error report had the wrong shape")
         error = StudentError(call, info)
@@ -384,7 +391,7 @@ class Session:
         if message["op"] == "getattr" and error.is_a("AttributeError"):
             return MissingName(f"{call} does not exist in the submission ({error.message})")
         if error.is_a("NotImplementedError"):
-            return SandboxFailure("not_implemented", f"{call}: not implemented yet")
+            return not_implemented(shown)
         return error
 
     def _handle_out(self, value: Any) -> Any:

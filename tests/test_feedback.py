@@ -14,7 +14,7 @@ from rich.console import Console
 from autograder.config import CourseConfigError, Limits, load_course
 from autograder.errors import SandboxFailure, StudentError
 from autograder.plugin import _feedback, _reason
-from autograder.report import print_check
+from autograder.report import feedback_markdown, print_check
 from autograder.results import Grade, PropertyResult, clip
 from tests.conftest import ROOT, autograder
 from tests.test_config import write_variant
@@ -114,19 +114,57 @@ def test_limits_are_validated(tmp_path):
     assert load_course(ROOT / "course.yaml").limits.feedback_chars == 4000
 
 
-def test_self_check_says_what_it_counts():
+def result(exercise: str, name: str, points: int, passed: bool, output: str = "", hidden: bool = False,
+           blocked: bool = False) -> PropertyResult:
+    return PropertyResult(exercise=exercise, name=name, points=points, score=points if passed else 0, passed=passed,
+                          hidden=hidden, output=output, blocked=blocked)
+
+
+EX1, EX2 = "ex1_merge_tracing", "ex2_special_tokens"
+NOT_WRITTEN = "Counts pairs.\n\nex1_merge_tracing.get_pair_counts is not implemented yet"
+
+
+def screen_of(grade: Grade, width: int = 250) -> str:
+    console = Console(record=True, width=width)
+    print_check(console, load_course(ROOT / "course.yaml"), grade)
+    return " ".join(console.export_text().split())
+
+
+def test_self_check_says_what_its_numbers_mean():
+    """Full public points on a 20-point exercise once read '2 / 2 │ 4 / 5' under 'points out of
+    100 + 10 bonus': the table now says what each number counts, and the words under it what
+    public properties and locked cases are."""
+    locked = result(EX1, "locked case: c", 0, False, "Locked case 'c': the answer of this call differs")
+    screen = screen_of(Grade((result(EX1, "p", 2, True), result(EX1, "q", 1, False, "Q.\n\nwrong"), locked), (), 0.0))
+    assert "ex1_merge_tracing (20 points) │ 2 of 3 points │ 0 of 1 pass │ 1 property, 1 locked case" in screen
+    assert "Public properties: the properties this check runs" in screen
+    assert "full public points do not mean full marks" in screen
+    assert "Locked cases: fixed calls whose answers are compared with the reference's" in screen
+    assert "locked case" not in screen_of(Grade((result(EX1, "p", 2, True),), (), 0.0)).lower()
+
+
+def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progress_first():
+    untouched = [result(EX1, f"p{i}", 1, False, NOT_WRITTEN, blocked=True) for i in range(3)]
+    in_progress = [result(EX2, "a", 2, True), result(EX2, "b", 2, False, "B holds.\n\nb(1): expected 2, got 3")]
+    screen = screen_of(Grade((*untouched, *in_progress), (), 0.0))
+    assert screen.index("ex2_special_tokens (25 points)") < screen.index("ex1_merge_tracing (20 points)")
+    assert screen.count("get_pair_counts is not implemented yet") == 1
+    assert "ex1_merge_tracing.get_pair_counts is not implemented yet (3 properties)" in screen
+    assert "check --exercise ex2_special_tokens checks it alone" in screen
+
+
+def test_feedback_says_once_what_is_not_written():
+    """An untouched exercise's feedback once had an entry per property (74 for the stubs, each
+    with its example): a cause that stops several properties is one line."""
     course = load_course(ROOT / "course.yaml")
-    passed = PropertyResult(exercise="ex1_merge_tracing", name="p", points=2, score=2, passed=True, hidden=False,
-                            output="")
-    locked = PropertyResult(exercise="ex1_merge_tracing", name="locked case: c", points=0, score=0, passed=True,
-                            hidden=False, output="")
-    for tests, title in (((passed,), "(public properties)"),
-                         ((passed, locked), "(public properties and locked cases)")):
-        console = Console(record=True, width=250)
-        print_check(console, course, Grade(tests, (), 0.0))
-        screen = console.export_text()
-        assert title in screen and "points" in screen and "passed" in screen
-        assert "score" not in screen
+    hidden = [result(EX1, f"h{i}", 1, False, f"H{i} holds. — not implemented yet.", hidden=True, blocked=True)
+              for i in range(2)]
+    grade = Grade((*(result(EX1, f"p{i}", 1, False, NOT_WRITTEN, blocked=True) for i in range(3)), *hidden,
+                   result(EX1, "r", 2, False, "R holds.\n\nr(1): expected 2, got 3")), (), 0.0)
+    text = feedback_markdown(course, "s", grade)
+    assert ("- FAILED (0/3) ex1_merge_tracing.get_pair_counts is not implemented yet: `p0`, `p1`, `p2`\n"
+            "- FAILED (0/2) hidden, not implemented yet: `h0`, `h1`\n"
+            "- FAILED (0/2) `r`\n\n  ```text\n  R holds.\n  \n  r(1): expected 2, got 3\n  ```") in text
 
 
 def hostile_submission(folder: Path) -> Path:
