@@ -93,14 +93,15 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     checked = [(e, [r for r in grade.results if r.exercise == e.module]) for e in course.exercises]
     checked = sorted([(e, results) for e, results in checked if results], key=lambda item: _progress(item[1]))
     table = Table(title=f"{course.title}: self-check")
-    for column in ("exercise", "public properties", *(["locked cases"] if locked else []), "still failing"):
+    table.add_column("exercise", no_wrap=True)
+    for column in ("points", "public properties", *(["locked cases"] if locked else []), "still failing"):
         table.add_column(column)
     for exercise, results in checked:
         properties = [r for r in results if not _is_locked(r)]
         cases = [r for r in results if _is_locked(r)]
         failing = [r for r in results if not r.passed]
         style = "green" if not failing else ("red" if len(failing) == len(results) else "yellow")
-        cells = [f"{exercise.module} ({exercise.points_text} points)",
+        cells = [exercise.module, exercise.points_text,
                  f"[{style}]{sum(r.score for r in properties):g} of {sum(r.points for r in properties):g} points[/]"]
         if locked:
             cells.append(f"{sum(r.passed for r in cases)} of {len(cases)} pass" if cases else "none")
@@ -152,8 +153,8 @@ def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResu
     words = ["Public properties: the properties this check runs, and the points they give out of what they are "
              "worth."]
     if any(sum(r.points for r in results if not _is_locked(r)) < e.points for e, results in checked):
-        words.append("Official grading also runs hidden properties, which make up the rest of each exercise's points "
-                     "(in brackets): full public points do not mean full marks.")
+        words.append("Official grading also runs hidden properties, which make up the rest of an exercise's points "
+                     "(the points column): full public points do not mean full marks.")
     if locked:
         words.append("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
                      "hash, so you learn pass or fail but never the answer; they give no points here, and official "

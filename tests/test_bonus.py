@@ -48,7 +48,7 @@ def test_reports_show_the_bonus_beside_the_full_marks(course, tmp_path):
     print_grades(console, course, [("alice", grade, "")])
     print_check(console, course, grade)
     screen = console.export_text()
-    assert "/10 + 5 bonus" in screen and "/5 bonus" in screen and "ex_extra (5 bonus points)" in screen
+    assert "/10 + 5 bonus" in screen and "/5 bonus" in screen and "ex_extra │ 5 bonus" in screen
     assert "Full marks are 10 + 5 bonus: a bonus exercise's points come on top." in screen
 
 

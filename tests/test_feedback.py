@@ -136,7 +136,7 @@ def test_self_check_says_what_its_numbers_mean():
     public properties and locked cases are."""
     locked = result(EX1, "locked case: c", 0, False, "Locked case 'c': the answer of this call differs")
     screen = screen_of(Grade((result(EX1, "p", 2, True), result(EX1, "q", 1, False, "Q.\n\nwrong"), locked), (), 0.0))
-    assert "ex1_merge_tracing (20 points) │ 2 of 3 points │ 0 of 1 pass │ 1 property, 1 locked case" in screen
+    assert "ex1_merge_tracing │ 20 │ 2 of 3 points │ 0 of 1 pass │ 1 property, 1 locked case" in screen
     assert "Public properties: the properties this check runs" in screen
     assert "full public points do not mean full marks" in screen
     assert "Locked cases: fixed calls whose answers are compared with the reference's" in screen
@@ -147,7 +147,7 @@ def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progr
     untouched = [result(EX1, f"p{i}", 1, False, NOT_WRITTEN, blocked=True) for i in range(3)]
     in_progress = [result(EX2, "a", 2, True), result(EX2, "b", 2, False, "B holds.\n\nb(1): expected 2, got 3")]
     screen = screen_of(Grade((*untouched, *in_progress), (), 0.0))
-    assert screen.index("ex2_special_tokens (25 points)") < screen.index("ex1_merge_tracing (20 points)")
+    assert screen.index("ex2_special_tokens │ 25") < screen.index("ex1_merge_tracing │ 20")
     assert screen.count("get_pair_counts is not implemented yet") == 1
     assert "ex1_merge_tracing.get_pair_counts is not implemented yet (3 properties)" in screen
     assert "check --exercise ex2_special_tokens checks it alone" in screen
