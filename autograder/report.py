@@ -116,7 +116,7 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
         for group in failures:
             first = group[0]
             if first.blocked and "\n" not in cause(first):
-                console.print(f"{cause(first)} ({_failing(group)})", markup=False, highlight=False)
+                console.print(f"{cause(first)}: {', '.join(r.name for r in group)}", markup=False, highlight=False)
                 continue
             console.print(f"\n[bold red]✗ {first.name}[/]", highlight=False)
             console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False)
@@ -140,12 +140,8 @@ def _failing(failing: list[PropertyResult]) -> str:
     """What still fails on an exercise, counted: ``3 properties, 1 locked case``."""
     properties = sum(not _is_locked(r) for r in failing)
     cases = len(failing) - properties
-    parts = [_counted(properties, "property", "properties"), _counted(cases, "locked case", "locked cases")]
-    return ", ".join(part for part in parts if not part.startswith("0 ")) or "nothing"
-
-
-def _counted(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+    counted = [(properties, "property", "properties"), (cases, "locked case", "locked cases")]
+    return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counted if n)
 
 
 def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResult]]], locked: bool) -> str:

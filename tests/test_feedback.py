@@ -149,7 +149,7 @@ def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progr
     screen = screen_of(Grade((*untouched, *in_progress), (), 0.0))
     assert screen.index("ex2_special_tokens │ 25") < screen.index("ex1_merge_tracing │ 20")
     assert screen.count("get_pair_counts is not implemented yet") == 1
-    assert "ex1_merge_tracing.get_pair_counts is not implemented yet (3 properties)" in screen
+    assert "ex1_merge_tracing.get_pair_counts is not implemented yet: p0, p1, p2" in screen
     assert "check --exercise ex2_special_tokens checks it alone" in screen
 
 
