@@ -76,10 +76,10 @@ def _written(value: Any) -> str:
     if type(value) is dict:
         return "{" + ", ".join(f"{_written(k)}: {_written(v)}" for k, v in value.items()) + "}"
     if type(value) in (set, frozenset):  # in a fixed order: a set's own depends on the process's hashes
-        items = ", ".join(sorted(map(_written, value)))
+        members = ", ".join(sorted(map(_written, value)))
         if type(value) is set:
-            return "{" + items + "}" if items else "set()"
-        return "frozenset({" + items + "})" if items else "frozenset()"
+            return "{" + members + "}" if members else "set()"
+        return "frozenset({" + members + "})" if members else "frozenset()"
     return repr(value)
 
 

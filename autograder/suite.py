@@ -76,16 +76,21 @@ def expect_error(call: Callable[[], Any], names: tuple[str, ...], what: str, nam
 def _other_builtin_errors(mro: list[str], names: tuple[str, ...]) -> list[str]:
     """The built-in exceptions among the class names ``mro`` that are neither a base nor a
     subclass of one of ``names``; none when a name is not a built-in (its bases are unknown here)."""
-    named = [getattr(builtins, name, None) for name in names]
-    if not all(isinstance(cls, type) and issubclass(cls, BaseException) for cls in named):
+    named = [_builtin_error(name) for name in names]
+    if None in named:
         return []
     found = []
     for name in mro:
-        cls = getattr(builtins, name, None)
-        if (isinstance(cls, type) and issubclass(cls, BaseException)
-                and not any(issubclass(cls, n) or issubclass(n, cls) for n in named)):
+        cls = _builtin_error(name)
+        if cls is not None and not any(issubclass(cls, n) or issubclass(n, cls) for n in named if n is not None):
             found.append(name)
     return found
+
+
+def _builtin_error(name: str) -> type[BaseException] | None:
+    """The built-in exception class called ``name``, if there is one."""
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
 
 
 def _same(a: Any, b: Any) -> bool:
