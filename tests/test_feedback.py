@@ -238,6 +238,8 @@ def test_public_feedback_shows_what_the_failing_example_printed_and_hidden_feedb
     assert MARKER in merge and len(merge) < 4000 + 200
     trace = failed["test_trace_merges_matches_reference"]["output"]
     assert trace.endswith("What your code printed during this example:\nPRINTED-BY-STUDENT text='the then there'")
+    runs = failed["test_overlapping_runs_merge_without_overlap"]["output"]  # 'aaa' passed first: its print is gone
+    assert runs.endswith("\nPRINTED-BY-STUDENT text='aaaa'") and runs.count("PRINTED-BY-STUDENT") == 1, runs
     hidden = [t["output"] for t in failed.values() if t["visibility"] != "visible"]
     assert hidden and not any("PRINTED" in text or "xxx" in text for text in hidden), hidden
 
