@@ -32,6 +32,10 @@ class PropertyResult:
     passed: bool
     hidden: bool
     output: str
+    # the student's code stopped the property before it could judge an answer (a function not
+    # written yet, a module missing or not importable, the time budget used up): every property
+    # it stops fails with the same words, which a report says once
+    blocked: bool = False
 
     @property
     def title(self) -> str:
@@ -139,7 +143,7 @@ class Grade:
     def _gradescope_test(self, result: PropertyResult, hidden_visibility: str) -> dict:
         extra: dict[str, object] = {"exercise": result.exercise}
         if self.seconds is not None:
-            extra |= {"property": result.name, "hidden": result.hidden}
+            extra |= {"property": result.name, "hidden": result.hidden} | ({"blocked": True} if result.blocked else {})
         return {"name": result.title, "score": result.score, "max_score": result.points, "status": result.status,
                 "visibility": hidden_visibility if result.hidden else "visible", "output": result.output,
                 "extra_data": extra}
@@ -151,6 +155,7 @@ class Grade:
             exercise=t["extra_data"]["exercise"], name=t["extra_data"].get("property", t["name"].split(": ", 1)[-1]),
             points=t["max_score"], score=t["score"], passed=t["status"] == "passed",
             hidden=t["extra_data"].get("hidden", False), output=t["output"],
+            blocked=t["extra_data"].get("blocked", False),
         ) for t in document["tests"])
         return cls(results, (document["output"],), document.get("execution_time"))
 

@@ -53,8 +53,8 @@ def test_reports_show_the_bonus_beside_the_full_marks(course, tmp_path):
     console = Console(record=True, width=250)
     print_check(console, course, grade)
     screen = console.export_text()
-    assert "5 / 5 bonus" in screen
-    assert "points out of 10 + 5 bonus" in screen
+    assert "ex_extra │ 5 bonus" in screen
+    assert "Full marks are 10 + 5 bonus: a bonus exercise's points come on top." in screen
 
 
 def test_gradescope_score_may_pass_the_full_marks_and_grades_csv_has_the_bonus_column(course, tmp_path):
