@@ -227,10 +227,11 @@ def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> int:
     """Grade the staged submissions that ``grading.GraderProcess`` asks for, one JSON line each
-    (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``), answering ``graded`` on a line of its
-    own once the reports are written. Whatever else prints goes to stderr, the process's log."""
+    (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``, ``public_only``, ``after``),
+    answering ``graded`` on a line of its own once the reports are written. Whatever else prints
+    goes to stderr, the process's log."""
     from .grading import grade_staged
-    from .report import write_reports
+    from .report import read_results, write_reports
     from .submission import Staged
 
     answers = os.fdopen(os.dup(1), "w")
@@ -239,7 +240,9 @@ def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> 
     for line in sys.stdin:
         request = json.loads(line)
         staged = Staged(request["name"], Path(request["staged"]), "", request["notes"])
-        grade = grade_staged(course, staged, exercises=request["exercises"] or None, began=request["began"])
+        public = None if request["after"] is None else list(read_results(Path(request["after"])).results)
+        grade = grade_staged(course, staged, request["public_only"], request["exercises"] or None,
+                             request["began"], public)
         write_reports(course, Path(request["out"]), request["name"], grade)
         answers.write("graded\n")
         answers.flush()
