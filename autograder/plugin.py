@@ -51,6 +51,7 @@ class GradingPlugin:
         self.results: list[PropertyResult] = []  # in the order they ran
         self.places: list[int] = []  # each result's place in the suites' order
         self.public_places: list[int] = []
+        self.broken: str | None = None  # why a worker could not start: the grading fails, nobody gets a zero
         self.problems: list[str] = []
         self.spent = {e.module: 0.0 for e in course.exercises}
         self.started = time.monotonic() if began is None else min(began, time.monotonic())  # the budget's start
@@ -255,6 +256,10 @@ class GradingPlugin:
             raise GraderError(f"{item.nodeid}: needs @pytest.mark.points(n)")
         points = marker.args[0]
         hidden = _hidden(item)
+        if call.excinfo is not None and _is_broken_sandbox(_leaf(call.excinfo.value)):
+            self.broken = f"{item.nodeid}: {_leaf(call.excinfo.value)}"
+            item.session.shouldstop = "a worker did not start"
+            return
         output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden,
                                                       self.course.limits.feedback_chars)
         self.results.append(PropertyResult(
@@ -338,6 +343,12 @@ def _hidden(item: pytest.Item) -> bool:
     return item.get_closest_marker("hidden") is not None
 
 
+def _is_broken_sandbox(error: BaseException | None) -> bool:
+    """Whether ``error`` says a worker could not start or confine itself: before any student
+    code runs in it, so the grader's machine failed, not the submission."""
+    return isinstance(error, SandboxFailure) and error.kind == "sandbox"
+
+
 _SANDBOX_REASONS = {"timeout": "timed out", "crash": "crashed", "protocol": "crashed",
                     "import": "could not be imported", "not_implemented": "not implemented yet",
                     "budget": "time budget used up"}
@@ -402,7 +413,10 @@ def run_suites(course: Course, submission: Path, public_only: bool = False,
     submission's time budget counts from ``began`` (``time.monotonic()``; default now): a
     submission graded in parts (:class:`autograder.grading.Parts`) has one budget, not one a part.
     With ``public_results`` (the results of the public properties, graded before), only the
-    hidden properties run, and the results returned are all of them."""
+    hidden properties run, and the results returned are all of them.
+
+    A worker that cannot start fails the grading (:class:`GraderError`): the machine failed, so
+    no property may count it against the submission."""
     plugin = GradingPlugin(course, submission, public_only, exercises, first_failure, began, public_results)
     args = [str(course.path(e.suite)) for e in plugin.chosen] + [
         "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
@@ -423,6 +437,8 @@ def run_suites(course: Course, submission: Path, public_only: bool = False,
             plugin.close_standbys()
     if plugin.problems:
         raise GraderError("the course's suites are broken:\n" + "\n".join(plugin.problems))
+    if plugin.broken is not None:
+        raise GraderError(f"the sandbox failed, so this submission was not graded: {plugin.broken}")
     filtered = public_only or public_results is not None  # an exercise may have no property of that kind
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) \
             and not (filtered and code == pytest.ExitCode.NO_TESTS_COLLECTED):

@@ -115,3 +115,28 @@ def test_public_properties_run_first_and_report_in_the_suites_order(tmp_path):
     assert [r.name for r in results] == [HIDDEN, *PUBLIC] and all(r.passed for r in results)
     assert [r.name for r in public] == list(PUBLIC) and merged == results
 
+
+def test_a_worker_that_cannot_start_fails_the_grading_not_the_student(monkeypatch):
+    """A worker that does not start never ran student code: the machine failed, so the grading
+    fails (the batch reports a grader failure) instead of the submission getting a zero."""
+    import errno
+
+    from autograder import sandbox
+    from autograder.config import load_course
+    from autograder.errors import GraderError
+    from autograder.plugin import run_suites
+    from autograder.submission import stage
+
+    course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
+    staged = stage(course, course.solutions_path())
+    sandbox.isolation()  # found before workers stop starting
+
+    def no_process(*args, **kwargs):
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(sandbox.subprocess, "Popen", no_process)
+    try:
+        with pytest.raises(GraderError, match="the worker did not start"):
+            run_suites(course, staged.root)
+    finally:
+        staged.remove()
