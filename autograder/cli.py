@@ -168,8 +168,10 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .canary import run_canary
+    from .grading import course_digest
 
     _refuse_release(course)
+    course_digest(course)  # a course file the grader cannot read stops the batch here, before the canary
     if not args.cluster and require_isolation(args.unsafe).holds:  # a cluster's workers check their own
         run_canary(course, args.out.resolve())
     return _grade_named(course, [(submission_name(p), p) for p in args.submissions], args, console)

@@ -63,7 +63,8 @@ def name_cells(course: Course, root: Path, results: Iterable[PropertyResult]) ->
 def course_digest(course: Course) -> str:
     """A hash of everything that decides a grade besides the submission: the course file, the
     suites and the course's own modules they import, the solutions, the support modules, the data
-    files and the read-only paths (each file with its path)."""
+    files and the read-only paths (each file with its path). A file this process cannot read
+    is a :class:`GraderError` naming it: a batch stops there, before it grades anyone."""
     files = [course.file, *suite_sources(course)]
     files += sorted(course.solutions_path().rglob("*.py")) if course.solutions is not None else []
     files += [course.path(m) for m in course.sandbox.support_modules]
@@ -74,7 +75,11 @@ def course_digest(course: Course) -> str:
     for file in files:
         name = file.relative_to(root) if file.is_relative_to(root) else file
         digest.update(f"\0{name}\0".encode("utf-8", "surrogateescape"))
-        digest.update(file.read_bytes() if file.is_file() else b"\0missing")
+        try:
+            digest.update(file.read_bytes() if file.is_file() else b"\0missing")
+        except OSError as error:
+            raise GraderError(f"cannot read the course file {file} ({error.strerror}): the grader's user must "
+                              "be able to read every file of the course") from None
     return digest.hexdigest()
 
 
@@ -101,8 +106,8 @@ def _imported_files(file: Path, root: Path, version: tuple[int, ...]) -> tuple[P
     suites anew took 40 ms of every grading of a batch's grader process."""
     try:
         tree = ast.parse(file.read_bytes())
-    except (SyntaxError, ValueError):
-        return ()  # pytest reports a broken suite; its bytes are in the digest all the same
+    except (SyntaxError, ValueError, OSError):
+        return ()  # pytest reports a broken suite, course_digest one it cannot read
     here = file.parent.relative_to(root).parts if file.is_relative_to(root) else ()
     files: list[Path] = []
     for node in ast.walk(tree):

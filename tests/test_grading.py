@@ -259,3 +259,22 @@ def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypat
     assert (tmp_path / "out" / "partly" / "grader.log").read_text() == "why it died\n"
     assert not (tmp_path / "out" / "partly" / "results.json").exists()
 
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"), reason="needs root and capsh to lose DAC_OVERRIDE")
+def test_a_course_file_the_grader_cannot_read_stops_the_batch_before_anyone_is_graded(tmp_path):
+    """One clear line and exit status 2, and no student row: not zeros for everyone, nor a traceback."""
+    import subprocess
+    import sys
+
+    course = tmp_path / "toy"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "toy_course", course, ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "answers" / "ex_sum.py").chmod(0)
+    run = subprocess.run(["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", 'exec "$@"', "sh",
+                          sys.executable, "-m", "autograder", "--course", str(course / "course.yaml"), "grade",
+                          str(course / "answers"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200",
+                                                                             "PYTHONPATH": str(ROOT)})
+    said = " ".join(run.stderr.split())
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert said.startswith("error: cannot read the course file") and "answers/ex_sum.py" in said, said
+    assert "Traceback" not in run.stderr and not (tmp_path / "out" / "answers").exists()
