@@ -100,12 +100,12 @@ def encode(secret):
 def decoded():
     seen = {"nofile": resource.getrlimit(resource.RLIMIT_NOFILE), "nice": os.getpriority(os.PRIO_PROCESS, 0),
              "cpus": sorted(os.sched_getaffinity(0))}
-    for path in ("/tmp", __file__):
-        seen[path] = oct(os.stat(path).st_mode)
+    for label, path in (("/tmp", "/tmp"), ("this file", __file__)):  # its path names a worker's folder
+        seen[label] = oct(os.stat(path).st_mode)
         try:
-            seen[path + " xattrs"] = [(name, os.getxattr(path, name)) for name in os.listxattr(path)]
+            seen[label + " xattrs"] = [(name, os.getxattr(path, name)) for name in os.listxattr(path)]
         except OSError as error:
-            seen[path + " xattrs"] = type(error).__name__
+            seen[label + " xattrs"] = type(error).__name__
     if os.path.isdir("/sandbox"):  # pid and inode numbers of a namespace and a tmpfs of the sandbox's own
         with open("inode", "w") as file:
             seen["inode"] = os.fstat(file.fileno()).st_ino
