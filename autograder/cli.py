@@ -174,8 +174,10 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .canary import run_canary
+    from .grading import course_digest
 
     _refuse_release(course)
+    course_digest(course)  # a course file the grader cannot read stops the batch here, before the canary
     if not args.cluster and require_isolation(args.unsafe).holds:  # a cluster's workers check their own
         run_canary(course, args.out.resolve())
     return _grade_named(course, [(submission_name(p), p) for p in args.submissions], args, console)
@@ -233,10 +235,11 @@ def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> int:
     """Grade the staged submissions that ``grading.GraderProcess`` asks for, one JSON line each
-    (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``), answering ``graded`` on a line of its
-    own once the reports are written. Whatever else prints goes to stderr, the process's log."""
+    (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``, ``public_only``, ``after``),
+    answering ``graded`` on a line of its own once the reports are written. Whatever else prints
+    goes to stderr, the process's log."""
     from .grading import grade_staged
-    from .report import write_reports
+    from .report import read_results, write_reports
     from .submission import Staged
 
     answers = os.fdopen(os.dup(1), "w")
@@ -245,7 +248,9 @@ def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> 
     for line in sys.stdin:
         request = json.loads(line)
         staged = Staged(request["name"], Path(request["staged"]), "", request["notes"])
-        grade = grade_staged(course, staged, exercises=request["exercises"] or None, began=request["began"])
+        public = None if request["after"] is None else list(read_results(Path(request["after"])).results)
+        grade = grade_staged(course, staged, request["public_only"], request["exercises"] or None,
+                             request["began"], public)
         write_reports(course, Path(request["out"]), request["name"], grade)
         answers.write("graded\n")
         answers.flush()

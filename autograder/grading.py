@@ -40,12 +40,15 @@ ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autogra
 
 
 def grade_staged(course: Course, staged: Staged, public_only: bool = False,
-                 exercises: list[str] | None = None, began: float | None = None) -> Grade:
+                 exercises: list[str] | None = None, began: float | None = None,
+                 public_results: list[PropertyResult] | None = None) -> Grade:
     """Run the suites (of ``exercises``, default all) on a staged submission here and return its
-    grade; the submission's time budget counts from ``began`` (``time.monotonic()``, default now)."""
+    grade; the submission's time budget counts from ``began`` (``time.monotonic()``, default now).
+    With ``public_results`` (of the public properties, graded before) only the hidden ones run."""
     from .plugin import run_suites  # pytest and hypothesis: only a grader process needs them, not a batch's
 
-    results, seconds = run_suites(course, staged.root, public_only, exercises, began=began)
+    results, seconds = run_suites(course, staged.root, public_only, exercises, began=began,
+                                  public_results=public_results)
     return Grade(tuple(name_cells(course, staged.root, results)), (isolation_note(), *staged.notes), seconds)
 
 
@@ -60,7 +63,8 @@ def name_cells(course: Course, root: Path, results: Iterable[PropertyResult]) ->
 def course_digest(course: Course) -> str:
     """A hash of everything that decides a grade besides the submission: the course file, the
     suites and the course's own modules they import, the solutions, the support modules, the data
-    files and the read-only paths (each file with its path)."""
+    files and the read-only paths (each file with its path). A file this process cannot read
+    is a :class:`GraderError` naming it: a batch stops there, before it grades anyone."""
     files = [course.file, *suite_sources(course)]
     files += sorted(course.solutions_path().rglob("*.py")) if course.solutions is not None else []
     files += [course.path(m) for m in course.sandbox.support_modules]
@@ -71,7 +75,11 @@ def course_digest(course: Course) -> str:
     for file in files:
         name = file.relative_to(root) if file.is_relative_to(root) else file
         digest.update(f"\0{name}\0".encode("utf-8", "surrogateescape"))
-        digest.update(file.read_bytes() if file.is_file() else b"\0missing")
+        try:
+            digest.update(file.read_bytes() if file.is_file() else b"\0missing")
+        except OSError as error:
+            raise GraderError(f"cannot read the course file {file} ({error.strerror}): the grader's user must "
+                              "be able to read every file of the course") from None
     return digest.hexdigest()
 
 
@@ -98,8 +106,8 @@ def _imported_files(file: Path, root: Path, version: tuple[int, ...]) -> tuple[P
     suites anew took 40 ms of every grading of a batch's grader process."""
     try:
         tree = ast.parse(file.read_bytes())
-    except (SyntaxError, ValueError):
-        return ()  # pytest reports a broken suite; its bytes are in the digest all the same
+    except (SyntaxError, ValueError, OSError):
+        return ()  # pytest reports a broken suite, course_digest one it cannot read
     here = file.parent.relative_to(root).parts if file.is_relative_to(root) else ()
     files: list[Path] = []
     for node in ast.walk(tree):
@@ -192,9 +200,14 @@ class Parts:
     """One submission's grading into its report folder: whole, or (``split``) in parts of one
     exercise each, graded at once on whichever graders are free and then put together.
 
+    A split grading keeps what a whole one keeps: every public property is graded before any
+    hidden one (docs/security.md). Its parts are first the public properties of each exercise,
+    then, once all of those are graded, the hidden properties of each exercise, a part each,
+    which is given its exercise's public results and answers all of them, in the suite's order.
+
     A part is graded as that exercise alone is (``grade --exercise``), into a scratch folder,
     with the submission's time budget counted from the moment the first part began (so it
-    still caps the whole grading's wall time). The parts' results in the course's order, and
+    still caps the whole grading's wall time). The hidden parts' results in the course's order, and
     their notes (the same in each), make the grade the whole would give (:meth:`Grade.joined`):
     a part's texts were capped with at least the room the whole leaves them, so capping the
     joined grade cuts them where the whole would (``tests/test_results.py``). A part that
@@ -206,26 +219,49 @@ class Parts:
         self.course, self.name, self.staged, self.folder = course, name, staged, folder
         modules = [e.module for e in course.exercises if exercises is None or e.module in exercises]
         whole = not split or len(modules) < 2 or len(modules) != len(set(exercises or modules))  # or a name unknown
-        self.exercises: list[list[str] | None] = [exercises] if whole else [[module] for module in modules]
+        apart: list[list[str] | None] = [[module] for module in modules]
+        self.exercises = [exercises] if whole else apart * 2
         self.indices = range(len(self.exercises))
+        self.public = 0 if whole else len(modules)  # parts 0 .. public - 1 grade the public properties
         self.answers: dict[int, tuple[Grade | None, float, str]] = {}
         self.scratch = tempfile.TemporaryDirectory(prefix="autograder-parts-") if len(self.exercises) > 1 else None
         self.began: float | None = None
         self.lock = threading.Lock()
         self.left = len(self.exercises)
+        self.public_left = self.public
+        self.public_graded = threading.Event()
 
     def _folder(self, index: int) -> Path:
         return self.folder if self.scratch is None else Path(self.scratch.name) / str(index)
 
     def grade(self, index: int, grader: Callable[..., tuple[Grade | None, float, str]]) -> None:
-        """Grade part ``index`` with ``grader`` (a grading thread's)."""
+        """Grade part ``index`` with ``grader`` (a grading thread's). A hidden part waits for
+        every public part: the batch submits them first, and its threads take parts in that
+        order, so those are all being graded by then."""
         timing = {}
         if self.scratch is not None:  # the parts share one budget, from the first part's start
             with self.lock:
                 self.began = self.began or time.monotonic()
             timing = {"began": self.began}
-        self.answers[index] = grader(self.course, self.name, self.staged, self._folder(index), self.exercises[index],
-                                     **timing)
+        if not self.public:
+            self.answers[index] = grader(self.course, self.name, self.staged, self._folder(index),
+                                         self.exercises[index], **timing)
+        elif index < self.public:
+            try:
+                self.answers[index] = grader(self.course, self.name, self.staged, self._folder(index),
+                                             self.exercises[index], public_only=True, **timing)
+            finally:
+                with self.lock:
+                    self.public_left -= 1
+                    if self.public_left == 0:
+                        self.public_graded.set()
+        else:
+            self.public_graded.wait()
+            failed = next((self.answers[i] for i in range(self.public) if self.answers[i][0] is None), None)
+            # a failed public part fails the submission with its log: nothing more to grade
+            self.answers[index] = failed or grader(self.course, self.name, self.staged, self._folder(index),
+                                                   self.exercises[index], after=self._folder(index - self.public),
+                                                   **timing)
 
     def last_in(self) -> bool:
         """Whether the part just graded was the last (the batch's thread asks once per part)."""
@@ -247,7 +283,8 @@ class Parts:
                         self.folder.mkdir(parents=True, exist_ok=True)
                         (self.folder / "grader.log").write_bytes(log.read_bytes())
                     return None, seconds, problem
-                grades.append(grade)
+                if index >= self.public:
+                    grades.append(grade)
             write_reports(self.course, self.folder, self.name, Grade.joined(grades, seconds))
             return read_results(self.folder), seconds, ""
         finally:
@@ -315,13 +352,14 @@ class GraderPool:
         self.local = threading.local()
         self.graders: list[GraderProcess] = []
 
-    def grade(self, course: Course, name: str, staged: Staged, folder: Path,
-              exercises: list[str] | None = None, began: float | None = None) -> tuple[Grade | None, float, str]:
+    def grade(self, course: Course, name: str, staged: Staged, folder: Path, exercises: list[str] | None = None,
+              began: float | None = None, public_only: bool = False,
+              after: Path | None = None) -> tuple[Grade | None, float, str]:
         grader = getattr(self.local, "grader", None)
         if grader is None:
             grader = self.local.grader = GraderProcess(course)
             self.graders.append(grader)  # list.append is atomic: threads may add theirs at once
-        return grader.grade(name, staged, folder, exercises, began)
+        return grader.grade(name, staged, folder, exercises, began, public_only, after)
 
     def __enter__(self) -> GraderPool:
         return self
@@ -358,14 +396,17 @@ class GraderProcess:
         self.close()
 
     def grade(self, name: str, staged: Staged, folder: Path, exercises: list[str] | None = None,
-              began: float | None = None) -> tuple[Grade | None, float, str]:
+              began: float | None = None, public_only: bool = False,
+              after: Path | None = None) -> tuple[Grade | None, float, str]:
         """Grade ``staged`` (``exercises``, default all) into ``folder``; ``began`` is when the
         submission's grading began (``time.monotonic()``, this machine's clock) if before now:
-        its time budget counts from then."""
+        its time budget counts from then. ``public_only`` grades the public properties only;
+        ``after`` (the folder of a grading of those) the hidden ones, answering all of them."""
         folder.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         request = {"staged": str(staged.root), "out": str(folder), "name": name, "notes": staged.notes,
-                   "exercises": list(exercises or ()), "began": began}
+                   "exercises": list(exercises or ()), "began": began, "public_only": public_only,
+                   "after": None if after is None else str(after)}
         if self.process is not None and self.process.poll() is not None:  # it died between gradings
             self.close()
         try:

@@ -40,18 +40,23 @@ class GradingPlugin:
     """Registered with ``pytest.main(plugins=[...])`` for one submission."""
 
     def __init__(self, course: Course, submission: Path, public_only: bool = False,
-                 exercises: list[str] | None = None, first_failure: bool = False, began: float | None = None):
+                 exercises: list[str] | None = None, first_failure: bool = False, began: float | None = None,
+                 public_results: list[PropertyResult] | None = None):
         self.course = course
         self.first_failure = first_failure
         self.chosen = [e for e in course.exercises if exercises is None or e.module in exercises]
         self.submission = submission
         self.public_only = public_only
-        self.results: list[PropertyResult] = []
+        self.public_results = public_results  # given: grade the hidden properties only, these are the others'
+        self.results: list[PropertyResult] = []  # in the order they ran
+        self.places: list[int] = []  # each result's place in the suites' order
+        self.public_places: list[int] = []
+        self.broken: str | None = None  # why a worker could not start: the grading fails, nobody gets a zero
         self.problems: list[str] = []
         self.spent = {e.module: 0.0 for e in course.exercises}
         self.started = time.monotonic() if began is None else min(began, time.monotonic())  # the budget's start
         self.known: dict[str, Known] = {}
-        self.standbys: dict[str, Standby] = {}
+        self.standbys: dict[tuple[str, bool], Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
         self.examples = Examples(cache_folder(), course_digest(course), course.hypothesis.seed)
 
@@ -96,8 +101,16 @@ class GradingPlugin:
             if total != exercise.points and not (self.course.is_release and total < exercise.points):
                 self.problems.append(f"{exercise.suite}: properties are worth {total} points, "
                                      f"{self.course.file.name} gives {exercise.module} {exercise.points}")
-        if self.public_only:
-            items[:] = [item for item in items if item.get_closest_marker("hidden") is None]
+        # Every public property runs before any hidden one, and the results are put back in the
+        # suites' order (docs/security.md): nothing a hidden property's inputs shape can reach the
+        # feedback of a public property, whatever carries it, since that feedback is written before
+        # the first hidden example is drawn.
+        for place, item in enumerate(items):
+            item.stash[_PLACE] = place
+        self.public_places = [place for place, item in enumerate(items) if not _hidden(item)]
+        items.sort(key=_hidden)
+        if self.public_only or self.public_results is not None:
+            items[:] = [item for item in items if _hidden(item) == (self.public_results is not None)]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         session.config.option.tbstyle = "value"  # nothing reads a test's report but this plugin
@@ -110,11 +123,11 @@ class GradingPlugin:
     @pytest.fixture
     def sandbox(self, request: pytest.FixtureRequest):
         exercise = self.course.exercise(request.node.stash[_EXERCISE])
-        request.node.stash[_SESSION] = self._open(exercise)
+        request.node.stash[_SESSION] = self._open(exercise, _hidden(request.node))
         yield request.node.stash[_SESSION]
         self._close(request.node.stash[_SESSION], exercise)  # the one a replay that did not pass left
 
-    def _open(self, exercise: Exercise) -> Session:
+    def _open(self, exercise: Exercise, hidden: bool) -> Session:
         """A session for one property of ``exercise``, with what is left of the time budgets."""
         limits = self.course.limits
         left = limits.exercise_seconds - self.spent[exercise.module]
@@ -128,20 +141,22 @@ class GradingPlugin:
                                                "submission is used up")
             left = min(left, overall)
         return open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
-                            self._known(exercise), self._standby(exercise))
+                            self._known(exercise), self._standby(exercise, hidden))
 
     def _close(self, session: Session, exercise: Exercise) -> None:
         session.close()
         self.spent[exercise.module] += session.spent
 
-    def _standby(self, exercise: Exercise) -> Standby:
-        """The exercise's :class:`~autograder.standby.Standby` (an exercise's properties run one
-        after another: the last exercise's is closed, so that no worker idles)."""
-        if exercise.module not in self.standbys:
+    def _standby(self, exercise: Exercise, hidden: bool) -> Standby:
+        """The :class:`~autograder.standby.Standby` of the exercise's public or hidden properties
+        (those run one after another: the last one's is closed, so that no worker idles). The
+        hidden ones never share a zygote, nor a worker booted ahead, with the public ones."""
+        key = (exercise.module, hidden)
+        if key not in self.standbys:
             self.close_standbys()
-            self.standbys[exercise.module] = Standby(*worker_setup(self.course, self.submission, exercise),
-                                                     module=f"{self.course.package}.{exercise.module}")
-        return self.standbys[exercise.module]
+            self.standbys[key] = Standby(*worker_setup(self.course, self.submission, exercise),
+                                         module=f"{self.course.package}.{exercise.module}")
+        return self.standbys[key]
 
     def close_standbys(self) -> None:
         for standby in self.standbys.values():
@@ -221,7 +236,7 @@ class GradingPlugin:
         time since grading began, still counts everything."""
         exercise = self.course.exercise(item.stash[_EXERCISE])
         item.stash[_SESSION].close()
-        session = item.stash[_SESSION] = self._open(exercise)
+        session = item.stash[_SESSION] = self._open(exercise, _hidden(item))
         fixtures = dict(fixtures)
         if "sandbox" in fixtures:
             fixtures["sandbox"] = session
@@ -243,9 +258,13 @@ class GradingPlugin:
         if marker is None:
             raise GraderError(f"{item.nodeid}: needs @pytest.mark.points(n)")
         points = marker.args[0]
-        hidden = item.get_closest_marker("hidden") is not None
+        hidden = _hidden(item)
         session = item.stash.get(_SESSION, None)
         error = _leaf(call.excinfo.value if call.excinfo else None)
+        if error is not None and _is_broken_sandbox(error):
+            self.broken = f"{item.nodeid}: {error}"
+            item.session.shouldstop = "a worker did not start"
+            return
         output = "" if report.passed else _feedback(item, error, hidden, self.course.limits.feedback_chars,
                                                       session.printed if session is not None else "")
         self.results.append(PropertyResult(
@@ -253,6 +272,17 @@ class GradingPlugin:
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
             blocked=not report.passed and is_blocked(error),
         ))
+        self.places.append(item.stash[_PLACE])
+
+    def in_suite_order(self) -> list[PropertyResult]:
+        """The results in the suites' order, the public part's merged in where it was graded apart."""
+        ranked = list(zip(self.places, self.results, strict=True))
+        if self.public_results is not None:
+            if len(self.public_results) != len(self.public_places):
+                raise GraderError(f"{len(self.public_results)} results of public properties were given, "
+                                  f"the suites have {len(self.public_places)}")
+            ranked += zip(self.public_places, self.public_results, strict=True)
+        return [result for _, result in sorted(ranked, key=lambda pair: pair[0])]
 
 
 def _printing_afresh(item: pytest.Function, inner: Any) -> Any:
@@ -290,6 +320,7 @@ def draw_from_the_seed_alone() -> None:
 _EXERCISE = pytest.StashKey[str]()
 _FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")
 _RECORDED = pytest.StashKey[bool]()
+_PLACE = pytest.StashKey[int]()  # a property's place in the suites' order
 _SESSION = pytest.StashKey[Session]()
 _OWN_FIXTURES = {"course", "sandbox", "student", "reference", "request"}  # what a replay can start afresh
 
@@ -342,6 +373,16 @@ def _leaf(error: BaseException | None) -> BaseException | None:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
+
+
+def _hidden(item: pytest.Item) -> bool:
+    return item.get_closest_marker("hidden") is not None
+
+
+def _is_broken_sandbox(error: BaseException | None) -> bool:
+    """Whether ``error`` says a worker could not start or confine itself: before any student
+    code runs in it, so the grader's machine failed, not the submission."""
+    return isinstance(error, SandboxFailure) and error.kind == "sandbox"
 
 
 _SANDBOX_REASONS = {"timeout": "timed out", "crash": "crashed", "protocol": "crashed",
@@ -397,15 +438,22 @@ def worker_setup(course: Course, submission: Path, exercise: Exercise) -> tuple[
 
 def run_suites(course: Course, submission: Path, public_only: bool = False,
                exercises: list[str] | None = None, first_failure: bool = False,
-               observers: tuple[object, ...] = (), began: float | None = None) -> tuple[list[PropertyResult], float]:
-    """Grade one prepared submission in this process; returns the results and the seconds taken.
+               observers: tuple[object, ...] = (), began: float | None = None,
+               public_results: list[PropertyResult] | None = None) -> tuple[list[PropertyResult], float]:
+    """Grade one prepared submission in this process; returns the results, in the suites' order,
+    and the seconds taken.
 
     ``first_failure`` stops at the first failing property, unshrunk (the other properties are
     not run): for :mod:`autograder.mutate`, which asks only whether a mutant is caught, and
     registers ``observers`` (more pytest plugins) beside the grading plugin to see how. The
     submission's time budget counts from ``began`` (``time.monotonic()``; default now): a
-    submission graded in parts (:class:`autograder.grading.Parts`) has one budget, not one a part."""
-    plugin = GradingPlugin(course, submission, public_only, exercises, first_failure, began)
+    submission graded in parts (:class:`autograder.grading.Parts`) has one budget, not one a part.
+    With ``public_results`` (the results of the public properties, graded before), only the
+    hidden properties run, and the results returned are all of them.
+
+    A worker that cannot start fails the grading (:class:`GraderError`): the machine failed, so
+    no property may count it against the submission."""
+    plugin = GradingPlugin(course, submission, public_only, exercises, first_failure, began, public_results)
     args = [str(course.path(e.suite)) for e in plugin.chosen] + [
         "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
@@ -425,9 +473,13 @@ def run_suites(course: Course, submission: Path, public_only: bool = False,
             plugin.close_standbys()
     if plugin.problems:
         raise GraderError("the course's suites are broken:\n" + "\n".join(plugin.problems))
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+    if plugin.broken is not None:
+        raise GraderError(f"the sandbox failed, so this submission was not graded: {plugin.broken}")
+    filtered = public_only or public_results is not None  # an exercise may have no property of that kind
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) \
+            and not (filtered and code == pytest.ExitCode.NO_TESTS_COLLECTED):
         raise GraderError(f"pytest stopped with {pytest.ExitCode(code).name} while grading")
-    return plugin.results, time.monotonic() - started
+    return plugin.in_suite_order(), time.monotonic() - started
 
 
 @contextlib.contextmanager

@@ -235,6 +235,9 @@ class Worker:
                 cwd=self.home, env=_environment(layout, inner_home), start_new_session=True,
                 pass_fds=() if control is None else (control,),
             )
+        except OSError as error:  # the grader's machine, never the student: a grader failure (autograder.plugin)
+            self._remove_folders()
+            raise SandboxFailure("sandbox", f"the worker did not start ({error})") from None
         except BaseException:
             self._remove_folders()
             raise
@@ -425,8 +428,10 @@ class Worker:
             "read": [str(p) for p in [*readable, Path("/dev/urandom"), Path("/dev/zero")]],
             "write": [str(work), "/dev/null", *(["/tmp"] if strong else [])],
             "drop_capabilities": self.uid is None and os.geteuid() == 0,
-            # RLIMIT_NPROC does not count for root: without a cgroup, a root worker starts no process
-            "no_processes": self.uid is None and os.geteuid() == 0 and self.cgroup is None,
+            # where nothing counts its processes (no cgroup, no private uid, and as root, for whom
+            # RLIMIT_NPROC does not count) or kills them all when it ends (nor bubblewrap's pid
+            # namespace), a worker starts none
+            "no_processes": self.cgroup is None and self.uid is None and (os.geteuid() == 0 or not strong),
             **({} if control is None else {"control": control}),  # may become a zygote (autograder.standby)
         }
         start = f"import sys; sys.path.insert(0, {str(grader)!r}); import worker; worker.main()"

@@ -275,7 +275,7 @@ class Standby:
         self.serving, self.booting = worker, None
         try:
             self.booting = Worker(self.layout, self.limits, uid_slot=1 - worker.uid_slot)
-        except (GraderError, OSError):  # not this property's concern: the next take starts one cold, and says why
+        except (GraderError, OSError, SandboxFailure):  # not this property's: the next take starts one cold, says why
             pass
         return worker
 

@@ -57,7 +57,8 @@ def confine(config):
         landlock.drop_capabilities()
     if config["landlock"]:
         landlock.restrict(config["read"], config["write"])
-    landlock.deny_syscalls(processes=config["no_processes"])
+    # a zygote (told of its control socket) runs no student code and cleans after its children with chmod
+    landlock.deny_syscalls(processes=config["no_processes"], metadata="control" not in config)
 
 
 class NotebookShell:
@@ -393,8 +394,9 @@ def shared_tmp(config):
 
 def be_child(pipes, folder, config, tmp=False):
     """One property's worker, forked from the zygote: confined once more (Landlock), so that it
-    writes only its own folder and signals no process outside itself, then serves its ``pipes``
-    (the one it reads, the one it writes)."""
+    writes only its own folder and signals no process outside itself, and changes no file's
+    metadata (:func:`landlock.deny_metadata`), then serves its ``pipes`` (the one it reads,
+    the one it writes)."""
     low, high = sorted(pipes)  # all else is closed: the zygote's pipes and its control socket
     for start, stop in ((3, low), (low + 1, high), (high + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
         os.closerange(start, stop)
@@ -402,6 +404,7 @@ def be_child(pipes, folder, config, tmp=False):
     die_with_parent()
     try:
         landlock.restrict(config["read"], [folder, "/dev/null", *(["/tmp"] if tmp else [])])
+        landlock.deny_metadata()
     except OSError as error:
         write_frame(outbox, codec.to_json({"broken": str(error)}).encode())
         return

@@ -203,22 +203,37 @@ def test_grader_processes_keep_hypothesis_s_files_in_the_user_s_cache(tmp_path, 
 
 
 def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypatch):
-    """With more jobs than submissions, each exercise is a part of its own on a free grader
-    process: the reports and the gradebook's row are byte for byte the whole grading's."""
+    """With more jobs than submissions, each exercise's public properties are a part of their own
+    on a free grader process, then, once all of those are graded, its hidden ones: the reports
+    and the gradebook's row are byte for byte the whole grading's."""
+    import time
+
     from rich.console import Console
 
     from autograder.config import load_course
-    from autograder.grading import GraderProcess, grade_many
+    from autograder.grading import GraderPool, GraderProcess, grade_many
 
     course = load_course(ROOT / "course.yaml")
     chosen = ["ex1_merge_tracing", "ex3_wordpiece"]  # a partly wrong one, then a wrong one: feedback in both
-    starts = []
-    start = GraderProcess._start
+    starts, graded = [], []
+    start, grade = GraderProcess._start, GraderPool.grade
     monkeypatch.setattr(GraderProcess, "_start", lambda self: starts.append(self) or start(self))
+
+    def timed(self, *args, **kwargs):
+        began = time.monotonic()
+        answer = grade(self, *args, **kwargs)
+        graded.append(("public" if kwargs.get("public_only") else "hidden", began, time.monotonic()))
+        return answer
+
+    monkeypatch.setattr(GraderPool, "grade", timed)
     quiet = Console(file=open(os.devnull, "w"))
     rows = {jobs: grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / f"jobs{jobs}", jobs,
                              True, quiet, chosen) for jobs in (1, 2)}
-    assert len(starts) == 3, "one grader process for the whole, one for each part"
+    assert len(starts) == 3, "one grader process for the whole, one for each grading thread"
+    parts = graded[1:]  # the whole grading's first
+    assert sorted(kind for kind, _, _ in parts) == ["hidden", "hidden", "public", "public"]
+    assert max(end for kind, _, end in parts if kind == "public") <= min(
+        began for kind, began, _ in parts if kind == "hidden"), "a hidden part began before every public one ended"
     assert rows[1][0][1] is not None and rows[1][0][1].score == 15
     assert rows[1][0][1].results == rows[2][0][1].results
     whole, parts = tmp_path / "jobs1" / "partly", tmp_path / "jobs2" / "partly"
@@ -242,12 +257,12 @@ def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypat
     course = load_course(ROOT / "course.yaml")
     grade = GraderPool.grade
 
-    def failing(self, course, name, staged, folder, exercises=None, began=None):
+    def failing(self, course, name, staged, folder, exercises=None, began=None, public_only=False, after=None):
         if exercises == ["ex3_wordpiece"]:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "grader.log").write_text("why it died\n")
             return None, 0.5, f"grader failed (exit code 9), see {name}/grader.log"
-        return grade(self, course, name, staged, folder, exercises, began)
+        return grade(self, course, name, staged, folder, exercises, began, public_only, after)
 
     monkeypatch.setattr(GraderPool, "grade", failing)
     rows = grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / "out", 2, True,
@@ -255,3 +270,23 @@ def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypat
     assert rows == [("partly", None, "grader failed (exit code 9), see partly/grader.log")]
     assert (tmp_path / "out" / "partly" / "grader.log").read_text() == "why it died\n"
     assert not (tmp_path / "out" / "partly" / "results.json").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"), reason="needs root and capsh to lose DAC_OVERRIDE")
+def test_a_course_file_the_grader_cannot_read_stops_the_batch_before_anyone_is_graded(tmp_path):
+    """One clear line and exit status 2, and no student row: not zeros for everyone, nor a traceback."""
+    import subprocess
+    import sys
+
+    course = tmp_path / "toy"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "toy_course", course, ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "answers" / "ex_sum.py").chmod(0)
+    run = subprocess.run(["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", 'exec "$@"', "sh",
+                          sys.executable, "-m", "autograder", "--course", str(course / "course.yaml"), "grade",
+                          str(course / "answers"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200",
+                                                                             "PYTHONPATH": str(ROOT)})
+    said = " ".join(run.stderr.split())
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert said.startswith("error: cannot read the course file") and "answers/ex_sum.py" in said, said
+    assert "Traceback" not in run.stderr and not (tmp_path / "out" / "answers").exists()

@@ -1,16 +1,29 @@
 """Official grading in every isolation mode this machine can make, tried as an attacker would.
 
-Each mode runs ``python -m autograder grade`` on an honest submission and an attacker (exercise
-1 only) the way a real machine of that kind would: as root, as root without
-``CAP_SYS_ADMIN`` (Docker's default) or without ``CAP_SETUID``/``CAP_SETGID``, as an
-unprivileged user, and as an unprivileged user without bubblewrap. In every mode grading
-either refuses with status 3, or the honest submission scores full marks and the attacker
-reads nothing of the solutions, the suites or the other submission, writes nothing into the
-course or the output folder, and reaches no TCP socket. The tests run as root (as CI does):
-they make the user and the namespaces they need.
+Each mode runs ``python -m autograder grade`` on two attackers and an honest submission
+(exercise 1 only) the way a real machine of that kind would: as root, as root with Landlock
+alone, as root without ``CAP_SYS_ADMIN`` (Docker's default) or without
+``CAP_SETUID``/``CAP_SETGID``, as an unprivileged user, and as an unprivileged user without
+bubblewrap. In every mode grading either refuses with status 3, or the honest submission scores
+full marks and the attackers, graded side by side:
+
+- read nothing of the solutions, the suites or the other submission, write nothing into the
+  course or the output folder, and reach no TCP socket;
+- change neither the mode, owner nor extended attributes of a file of the grader's user that
+  they can name, nor the host's ``/dev/null`` (issue 29, items 2 and 3);
+- read the limits, priority and affinity of no other process, their parent's included (item 4);
+- leave no process running once the grading ends (item 5);
+- cannot signal each other through a lock on a runtime file both can open (item 6), nor watch
+  files with inotify (item 10).
+
+A second test grades a submission that tries to carry a hidden property's inputs into public
+feedback (``tests/carriers.py``) twice, with two different hidden inputs, in each mode: the public
+feedback is the same byte for byte (item 1). The tests run as root (as CI does): they make the
+user and the namespaces they need.
 """
 
 import csv
+import json
 import os
 import pwd
 import shutil
@@ -22,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.carriers import attacker, toy_course
 from tests.conftest import ROOT
 
 USER = "autograder-tester"
@@ -33,9 +47,64 @@ pytestmark = [pytestmark, pytest.mark.slow]
 
 ATTACK = '''
 
+HELD = []  # this worker's lock on a runtime file every worker can open, once it has it
+DONE = []
+
+
+def attack_once():
+    """Once a worker: reach another process, change a file's metadata, watch, start a daemon."""
+    import ctypes, os, resource
+    loot = []
+    for pid in (os.getppid(), 1):
+        for name, action in (("prlimit", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE)),
+                             ("getpriority", lambda: os.getpriority(os.PRIO_PROCESS, pid)),
+                             ("sched_getaffinity", lambda: os.sched_getaffinity(pid))):
+            try:
+                action()
+                loot.append(f"{{name}} of pid {{pid}}")
+            except OSError:
+                pass
+    for path in ({victim!r}, "/dev/null"):  # judged by the test, from the host
+        for action in (lambda: os.chmod(path, 0o667 if path == "/dev/null" else 0o777),
+                       lambda: os.setxattr(path, "user.pwned", b"1"),
+                       lambda: os.chown(path, os.getuid(), os.getgid())):
+            try:
+                action()
+            except OSError:
+                pass
+    if ctypes.CDLL(None).inotify_init1(0) >= 0:
+        loot.append("inotify")
+    try:  # a daemon, out of the worker's session and process tree
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/usr/bin/sleep", ["sleep", {mark!r}])
+            os._exit(0)
+    except OSError:
+        pass
+    return loot
+
+
+def signal_through_a_lock():
+    """Hold a lock on a runtime file, or find the other attacker's worker holding it."""
+    import fcntl, os
+    if not HELD:
+        HELD.append(open(os.__file__, "rb"))
+    try:
+        fcntl.flock(HELD[0], fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return ["flock: another worker holds " + os.__file__]
+    except OSError:
+        pass
+    return []
+
+
 def get_pair_counts(ids):
     import glob, socket
-    loot = []
+    loot = signal_through_a_lock()
+    if not DONE:
+        DONE.append(True)
+        loot += attack_once()
     # the other student's work first: feedback is cut at limits.feedback_chars, and the loot is long
     patterns = ["/tmp/**/honest_marker.py", {solutions!r} + "/*.py", {suites!r} + "/*.py", {out!r} + "/**/*"]
     for pattern in patterns:
@@ -90,41 +159,92 @@ def as_user(hide_bwrap: bool) -> list[str]:
     return ["unshare", "--mount", "sh", "-c", "\n".join(lines), "sh"]
 
 
+# each mode: the command prefix that makes it, and the layers it allows (None: all this machine has)
 MODES = {
-    "root": lambda: [],
-    "root without CAP_SYS_ADMIN": lambda: ["capsh", "--drop=cap_sys_admin", "--", "-c", 'exec "$@"', "sh"],
-    "root without CAP_SETUID": lambda: ["capsh", "--drop=cap_setuid,cap_setgid", "--", "-c", 'exec "$@"', "sh"],
-    "unprivileged user": lambda: as_user(hide_bwrap=False),
-    "unprivileged user without bwrap": lambda: as_user(hide_bwrap=True),
+    "root": (lambda: [], None),
+    "root, Landlock only": (lambda: [], "landlock"),
+    "root without CAP_SYS_ADMIN": (lambda: ["capsh", "--drop=cap_sys_admin", "--", "-c", 'exec "$@"', "sh"], None),
+    "root without CAP_SETUID": (lambda: ["capsh", "--drop=cap_setuid,cap_setgid", "--", "-c", 'exec "$@"', "sh"],
+                                None),
+    "unprivileged user": (lambda: as_user(hide_bwrap=False), None),
+    "unprivileged user without bwrap": (lambda: as_user(hide_bwrap=True), None),
 }
+ATTACKERS = ("attacker", "attacker2")  # graded side by side, first: each holds the lock the other looks for
 
 
-def grade_attack(work: Path, prefix: list[str], env: dict[str, str], options: list[str]) -> tuple[int, str, Path]:
-    """Grade an honest submission and the attacker in ``work``; return the exit status, what was said
-    and the output folder."""
+def in_mode(mode: str, command: list[str], out: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m autograder COMMAND`` in ``mode``, with hypothesis's files in ``out``."""
+    prefix, layers = MODES[mode]
+    env = {**os.environ, "COLUMNS": "200", "HYPOTHESIS_STORAGE_DIRECTORY": str(out / ".hypothesis"),
+           **({} if layers is None else {"AUTOGRADER_LAYERS": layers}), **(env or {})}
+    return subprocess.run([*prefix(), sys.executable, "-m", "autograder", *command], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, env=env)
+
+
+def grading_user(mode: str) -> int:
+    """The uid the grader runs as in ``mode``."""
+    return ensure_user().pw_uid if mode.startswith("unprivileged") else os.getuid()
+
+
+def metadata(path: Path) -> tuple:
+    info = os.stat(path)
+    return info.st_mode, info.st_uid, info.st_gid, os.listxattr(path)
+
+
+def survivors(mark: str) -> list[int]:
+    """The processes running ``sleep MARK``: the attackers' daemons."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == f"sleep\0{mark}\0".encode():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def grade_attack(work: Path, mode: str, options: list[str] = (), env: dict[str, str] | None = None,
+                 ) -> tuple[int, str, Path]:
+    """Grade the attackers and an honest submission in ``work``; return the exit status, what was
+    said (and what the test saw from the host) and the output folder."""
     work.chmod(0o755)
-    honest, attacker, out = work / "honest" / "exercises", work / "attacker" / "exercises", work / "out"
-    for package in (honest, attacker):
-        shutil.copytree(ROOT / "solutions", package, ignore=shutil.ignore_patterns("__pycache__"))
+    honest, out, victim = work / "honest" / "exercises", work / "out", work / "victim.txt"
+    for name in ("honest", *ATTACKERS):
+        shutil.copytree(ROOT / "solutions", work / name / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
     (honest / "honest_marker.py").write_text("SECRET = 'the honest student's work'\n")
     out.mkdir()
+    victim.write_text("a file of the grader's user that a worker can name\n")
+    mark = f"271828.{os.getpid()}"
     with socket.create_server(("127.0.0.1", 0)) as server:
         server.settimeout(0)
         source = (ROOT / "solutions" / f"{EXERCISE}.py").read_text()
-        (attacker / f"{EXERCISE}.py").write_text(source + ATTACK.format(
-            solutions=str(ROOT / "solutions"), suites=str(ROOT / "suites"), out=str(out), root=str(ROOT),
-            port=server.getsockname()[1]))
+        for name in ATTACKERS:
+            (work / name / "exercises" / f"{EXERCISE}.py").write_text(source + ATTACK.format(
+                solutions=str(ROOT / "solutions"), suites=str(ROOT / "suites"), out=str(out), root=str(ROOT),
+                port=server.getsockname()[1], victim=str(victim), mark=mark))
         for path in [work, *work.rglob("*")]:
             path.chmod(0o777 if path == out else 0o755 if path.is_dir() else 0o644)
-        env = {**os.environ, "COLUMNS": "200", "HYPOTHESIS_STORAGE_DIRECTORY": str(out / ".hypothesis"), **env}
-        run = subprocess.run([*prefix, sys.executable, "-m", "autograder", *options, "grade", str(honest.parent),
-                              str(attacker.parent), "--out", str(out), "--exercise", EXERCISE, "--jobs", "2"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+        os.chown(victim, grading_user(mode), -1)
+        before = metadata(victim), os.stat("/dev/null").st_mode
+        try:
+            run = in_mode(mode, [*options, "grade", *(str(work / name) for name in ATTACKERS), str(honest.parent),
+                                 "--out", str(out), "--exercise", EXERCISE, "--jobs", "2"], out, env)
+        finally:
+            left, null = survivors(mark), os.stat("/dev/null").st_mode
+            for pid in left:
+                os.kill(pid, 9)
+            os.chmod("/dev/null", before[1] & 0o7777)
         try:
             server.accept()[0].close()
             said = "the attacker connected to 127.0.0.1\n"
         except BlockingIOError:
             said = ""
+    if metadata(victim) != before[0]:
+        said += f"the attackers changed {victim}: {before[0]} became {metadata(victim)}\n"
+    if null != before[1]:
+        said += f"the attackers changed /dev/null's mode from {oct(before[1])} to {oct(null)}\n"
+    if left:
+        said += f"{len(left)} processes the attackers started outlived the grading\n"
     return run.returncode, said + run.stdout[-3000:] + run.stderr[-3000:], out
 
 
@@ -139,9 +259,9 @@ def work():
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", list(MODES))
 def test_grading_holds_or_refuses(mode, work):
-    code, said, out = grade_attack(work, MODES[mode](), {}, [])
+    code, said, out = grade_attack(work, mode)
     print(f"{mode}: exit {code}\n{said}")
-    assert "attacker connected" not in said
+    assert "the attacker" not in said, said
     assert not (ROOT / "PWNED").exists() and not (out / "PWNED").exists()
     if code == 3:
         assert "refusing to grade" in said
@@ -149,9 +269,35 @@ def test_grading_holds_or_refuses(mode, work):
     assert code == 0, said
     rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
     assert float(rows["honest"][EXERCISE]) == 20, said
-    feedback = (out / "attacker" / "feedback.md").read_text()
-    assert "LEAKED" not in feedback
-    assert "Student code ran in a sandbox" in feedback
+    for name in ATTACKERS:
+        feedback = (out / name / "feedback.md").read_text()
+        assert "LEAKED" not in feedback, feedback[:3000]
+        assert "Student code ran in a sandbox" in feedback
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", list(MODES))
+def test_hidden_inputs_never_reach_public_feedback(mode, work):
+    """The public feedback of a submission that tries every carrier (``tests/carriers.py``) is the
+    same whatever its hidden property's input is."""
+    work.chmod(0o755)
+    public = []
+    for secret in (10 ** 6 + 3, 10 ** 6 + 5):  # carried as two different values: 3 % 7 + 1 and 5 % 7 + 1
+        folder = work / str(secret)
+        course, submission, out = toy_course(folder / "course", secret), attacker(folder / "student"), folder / "out"
+        out.mkdir()
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o777 if path == out else 0o755 if path.is_dir() else 0o644)
+        run = in_mode(mode, ["--course", str(course), "grade", str(submission), "--out", str(out), "--jobs", "1"],
+                      out)
+        if run.returncode == 3:
+            assert "refusing to grade" in run.stderr
+            return
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        tests = json.loads((out / "student" / "results.json").read_text())["tests"]
+        public.append([test for test in tests if test["visibility"] == "visible"])
+        assert len(public[-1]) == 2 and all("decoded" in test["output"] for test in public[-1]), public[-1]
+    assert public[0] == public[1]
 
 
 @pytest.mark.slow
@@ -159,7 +305,7 @@ def test_the_attack_is_real_without_a_sandbox(work):
     """The same attacker, graded with every layer off and the override: it reads and writes what the
     grader can, so the test above can fail. (Its sockets stay closed: the worker's seccomp filter
     applies in every mode.)"""
-    code, said, out = grade_attack(work, [], {"AUTOGRADER_LAYERS": ""}, ["--unsafe-no-sandbox"])
+    code, said, out = grade_attack(work, "root", ["--unsafe-no-sandbox"], {"AUTOGRADER_LAYERS": ""})
     assert code == 0, said
     feedback = (out / "attacker" / "feedback.md").read_text()
     assert "LEAKED" in feedback and "honest_marker.py" in feedback and "UNSAFE" in feedback
