@@ -294,11 +294,10 @@ def test_names_that_are_not_utf8_are_skipped_and_named(tmp_path):
     try:
         assert sorted(staged_files(staged)) == ["exercises/__init__.py", "exercises/ex1_merge_tracing.py",
                                                 "exercises/lesson.py"]
-        assert sorted(staged.notes) == [
-            "skipped b'Devoir_caf\\xe9/exercises/notes_caf\\xe9.txt': its name is not valid UTF-8, so no code "
-            "can import or open it",
-            "skipped b'Devoir_caf\\xe9/r\\xe9ponses.txt': its name is not valid UTF-8, so no code can import or open it",
-            "skipped b'donn\\xe9es/corpus.txt': its name is not valid UTF-8, so no code can import or open it"]
+        why = "its name is not valid UTF-8, so no code can import or open it"
+        assert sorted(staged.notes) == [f"skipped b'Devoir_caf\\xe9/exercises/notes_caf\\xe9.txt': {why}",
+                                        f"skipped b'Devoir_caf\\xe9/r\\xe9ponses.txt': {why}",
+                                        f"skipped b'donn\\xe9es/corpus.txt': {why}"]
     finally:
         staged.remove()
 
@@ -316,7 +315,8 @@ def test_a_folder_with_a_name_that_is_not_utf8_grades_as_its_zip(tmp_path):
     graded = autograder("grade", str(tmp_path / "folder"), str(tmp_path / "zipped.zip"), "--out", str(tmp_path / "out"),
                         course=toy / "course.yaml")
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    results = {name: json.loads((tmp_path / "out" / name / "results.json").read_text()) for name in ("folder", "zipped")}
+    results = {name: json.loads((tmp_path / "out" / name / "results.json").read_text())
+               for name in ("folder", "zipped")}
     assert results["folder"]["score"] == results["zipped"]["score"] == 10
     assert [(t["name"], t["score"]) for t in results["folder"]["tests"]] == \
         [(t["name"], t["score"]) for t in results["zipped"]["tests"]]
