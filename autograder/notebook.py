@@ -179,8 +179,9 @@ def converter_limits() -> Limits:
 
 
 def _converted_in_worker(content: bytes | str) -> NotebookModule:
-    """:func:`converted` in a sandboxed worker, within :func:`converter_limits`; a worker that
-    cannot start at all is the grader's failure (:class:`~autograder.errors.GraderError`)."""
+    """:func:`converted` in a sandboxed worker, within :func:`converter_limits`. A worker that
+    cannot start or import the converter is the grader's failure
+    (:class:`~autograder.errors.GraderError`), never the notebook's."""
     from .errors import GraderError, SandboxFailure, StudentError
     from .proxy import Session
     from .sandbox import Layout
@@ -195,11 +196,12 @@ def _converted_in_worker(content: bytes | str) -> NotebookModule:
             raise NotebookError(error.message if error.type_name == "NotebookError"
                                 else f"it could not be converted ({error.type_name}: {error.message})") from None
         except SandboxFailure as failure:
-            if failure.kind == "sandbox":
-                raise GraderError(f"the sandbox could not start a worker to convert a notebook: {failure}") from None
-            why = (f"took longer than {limits.call_seconds:g} s" if failure.kind in ("timeout", "budget")
-                   else f"went past its limits ({limits.memory_mb} MB of memory, {limits.message_mb} MB of code)")
-            raise NotebookError(f"converting it to Python {why}") from None
+            if failure.kind in ("timeout", "budget"):
+                raise NotebookError(f"converting it to Python took longer than {limits.call_seconds:g} s") from None
+            if failure.kind in ("crash", "protocol"):
+                raise NotebookError(f"converting it to Python went past its limits ({limits.memory_mb} MB of "
+                                    f"memory, {limits.message_mb} MB of code)") from None
+            raise GraderError(f"the sandbox could not convert a notebook: {failure}") from None
         finally:
             session.close()
     return NotebookModule.from_wire(answer)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from autograder import notebook
+from autograder.errors import GraderError
 from autograder.notebook import NotebookError, converted, notebook_module
 from autograder.sandbox import Limits
 from tests.conftest import ROOT, autograder
@@ -50,6 +51,15 @@ def test_a_hostile_notebook_stops_at_the_converter_s_limits(monkeypatch):
     monkeypatch.setattr(notebook, "converter_limits", lambda: Limits(call_seconds=3, cpu_seconds=3))
     with pytest.raises(NotebookError, match=r"^converting it to Python took longer than 3 s$"):
         notebook_module(hostile(40))
+
+
+def test_a_converter_that_cannot_start_is_the_grader_s_failure(monkeypatch, tmp_path):
+    """Never the student's: a broken converter stops the grading instead of zeroing a notebook."""
+    broken = tmp_path / "notebook.py"
+    broken.write_text("def wire(:\n")
+    monkeypatch.setattr(notebook, "__file__", str(broken))
+    with pytest.raises(GraderError, match="the sandbox could not convert a notebook"):
+        notebook._converted_in_worker(notebook_of(ANSWER))
 
 
 def test_json_nested_too_deep_is_not_a_notebook():
