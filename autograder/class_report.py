@@ -52,7 +52,7 @@ import yaml
 from . import __version__
 from .config import Course
 from .errors import GraderError
-from .results import Grade, PropertyResult
+from .results import NOT_WRITTEN, Grade, split_feedback
 
 KEY_FILE = ".pseudonym-key"  # in the grades folder; a dot name no submission can be filed under
 DEFAULT_THRESHOLD = 0.5
@@ -205,6 +205,7 @@ class PropertyStats:
     hidden: bool
     summary: str = ""
     failed: list[str] = field(default_factory=list)  # submission names
+    unwritten: int = 0  # of the failures, those on a function still the stub: no mistake to show
     graded: int = 0
     examples: list[Example] = field(default_factory=list)  # most common first
     mutants: list[str] = field(default_factory=list)
@@ -225,8 +226,7 @@ _EXPECTED = re.compile(r"^(?:(?P<call>.*?): )?expected (?P<expected>.*?), got (?
 def read_failure(output: str) -> Example:
     """A failed public property's feedback (:func:`autograder.plugin._feedback`: the summary, a
     blank line, the message, then hypothesis's notes) taken apart."""
-    lines = output.splitlines()
-    body = lines[2:] if len(lines) > 2 and not lines[1].strip() else lines[1:]
+    body = split_feedback(output)[1].splitlines()
     arguments: list[str] = []
     message: list[str] = []
     inside = False
@@ -283,8 +283,10 @@ def property_stats(entries: list[Entry], mutants: dict[str, list[str]]) -> list[
             item.graded += 1
             if not result.passed:
                 item.failed.append(entry.name)
-                item.summary = item.summary or _summary(result)
-                if not result.hidden:
+                item.summary = item.summary or result.description
+                if result.unwritten:  # the stub: the same "mistake" for every student who has not begun
+                    item.unwritten += 1
+                elif not result.hidden:
                     failures.setdefault(key, []).append(read_failure(result.output))
     for key, item in stats.items():
         item.mutants = mutants.get(item.key, [])
@@ -302,12 +304,6 @@ def property_stats(entries: list[Entry], mutants: dict[str, list[str]]) -> list[
         # the most common first; those with a counterexample before those without one
         item.examples = sorted(found, key=lambda e: (not e.arguments, -e.count, e.arguments, e.reason))
     return sorted(stats.values(), key=lambda s: (-s.share, s.exercise, s.name))
-
-
-def _summary(result: PropertyResult) -> str:
-    """A failed property's one-line description (a hidden one's, without its reason)."""
-    first = (result.output.splitlines() or [""])[0]
-    return first.rsplit(" — ", 1)[0] if result.hidden else first
 
 
 # --------------------------------------------------------------------------- similarity
@@ -505,7 +501,7 @@ def _exercise_plots(plt: Any, course: Course, entries: list[Entry], modules: lis
     figure, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.6 * rows), squeeze=False)
     for index, module in enumerate(modules):
         exercise = course.exercise(module)
-        values = [e.scores(course)[module] for e in entries if e.graded and module in e.scores(course)]
+        values = [e.scores(course)[module] for e in entries if module in e.scores(course)]
         _histogram(plt, axes[index // columns][index % columns], values, exercise.points, module,
                    f"points of {exercise.points_text}")
     for index in range(len(modules), rows * columns):
@@ -546,43 +542,52 @@ def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats
     esc = html.escape
     entries = batch.entries
     graded = [e for e in entries if e.graded and e.grade]
+    unreadable = [e for e in entries if not e.graded]
     regular = [m for m in modules if not course.exercise(m).bonus]
     bonus = [m for m in modules if course.exercise(m).bonus]
-    maximum = sum(course.exercise(m).points for m in regular)
+    source = "grades.csv" if batch.origin == "grade" else "nbgrader's gradebook (as nbgrader export reads it)"
 
     def points(entry: Entry, chosen: list[str]) -> float:
         scores = entry.scores(course)
         return sum(scores.get(m, 0.0) for m in chosen)  # an exercise not handed in scores nothing
 
-    totals = [points(e, regular) for e in graded]
-    bonuses = [points(e, bonus) for e in graded]
+    totals = [e.score for e in entries]  # the gradebook's score: grades.csv's, bonus included
+    bonuses = [points(e, bonus) for e in entries]
     seconds = [e.seconds for e in graded if e.seconds is not None]
     out: list[str] = []
 
     # -- scores
     out.append('<section id="scores"><h2>1. Scores</h2>')
-    only = "" if modules == [e.module for e in course.exercises] else (
-        f"<p class=note>This batch graded only {esc(', '.join(modules))}; totals are out of the points of those.</p>")
-    out.append(only)
+    out.append(f"<p class=definition>Every submission of {source} counts here, as it counts there"
+               + (f": unreadable submissions count with 0 points (here {len(unreadable)})" if unreadable else "")
+               + ". <b>Total</b> is all the points a submission earned, bonus included (the score column of "
+               f"{source}), out of {esc(course.full_marks_text(modules))}.</p>")
+    if modules != [e.module for e in course.exercises]:
+        out.append(f"<p class=note>This batch graded only {esc(', '.join(modules))}; totals are out of the points "
+                   "of those.</p>")
     if regular:  # a batch of the bonus exercise alone has no total to show
-        out.append(f"<p>Total (without bonus), out of {maximum}: {_stats_line(totals)}.</p>")
+        maximum, extra = course.full_marks(modules), course.bonus_marks(modules)
+        out.append(f"<p>Total, out of {esc(course.full_marks_text(modules))}: {_stats_line(totals)}.</p>")
         figure, axis = plt.subplots(figsize=(6.5, 2.8))
-        _histogram(plt, axis, totals, maximum, "Total score", f"points of {maximum}")
+        _histogram(plt, axis, totals, maximum + extra, "Total score (bonus included)",
+                   f"points of {course.full_marks_text(modules)}")
+        if extra:
+            axis.axvline(maximum, color="#56606b", linestyle="--", linewidth=1)
         out.append(_figure_html(figure, "histogram of the total scores"))
         out.append("<h3>Per exercise</h3>")
-        out.append(_exercise_plots(plt, course, graded, regular))
-        out.append(_exercise_table(course, graded, regular))
+        out.append(_exercise_plots(plt, course, entries, regular))
+        out.append(_exercise_table(course, entries, regular))
     if bonus:
-        out.append('<h3 id="bonus">Bonus (extra credit, on top of the total)</h3>')
+        out.append('<h3 id="bonus">Bonus (extra credit, on top of the full marks)</h3>')
         out.append(f"<p>Bonus points: {_stats_line(bonuses)}; "
                    f"{sum(1 for b in bonuses if b > 0)} of {len(bonuses)} submissions earned some.</p>")
-        out.append(_exercise_plots(plt, course, graded, bonus))
-        out.append(_exercise_table(course, graded, bonus))
+        out.append(_exercise_plots(plt, course, entries, bonus))
+        out.append(_exercise_table(course, entries, bonus))
     out.append("<h3>Time per submission</h3>")
     if batch.origin == "nbgrader":
         out.append("<p>Not known: nbgrader does not record how long each grading took.</p>")
     else:
-        out.append("<p>Wall time of each grading (the grader process, sandbox included): "
+        out.append("<p>Wall time of each grading that ran (the grader process, sandbox included): "
                    f"{_stats_line(seconds, ' s')}.</p>")
     if seconds:
         figure, axis = plt.subplots(figsize=(6.5, 2.4))
@@ -596,12 +601,14 @@ def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats
 
     # -- what the class got wrong
     out.append('<section id="wrong"><h2>2. What the class got wrong</h2>')
-    out.append(f"<p>Each property's failure share among the {len(graded)} graded submissions"
-               + (f" ({len(entries) - len(graded)} more could not be graded and are left out)"
-                  if len(entries) > len(graded) else "") + ", most failed first. Public properties show the most "
-               "common smallest counterexample (hypothesis's falsifying example, as the student's feedback shows "
-               "it), how many submissions hit exactly that one, and the reference's answer where the feedback "
-               "states it. Hidden properties show counts only.</p>")
+    out.append(f"<p class=definition>Each property's failure share among the {len(graded)} submissions whose code "
+               "ran" + (f" (the {len(unreadable)} that could not be read ran no property, so they are not counted "
+                        "here)" if unreadable else "") + ", most failed first. A function left as the stub ("
+               f"<i>{NOT_WRITTEN}</i>) counts as a failure, shown apart: it is no mistake in the code. Public "
+               "properties show the most common smallest counterexample among the real mistakes (hypothesis's "
+               "falsifying example, as the student's feedback shows it), how many submissions hit exactly that "
+               "one, and the reference's answer where the feedback states it. Hidden properties show counts "
+               "only.</p>")
     if batch.origin == "nbgrader":
         out.append(_nbgrader_hidden(course, entries, modules))
     failing = [s for s in stats if s.failed]
@@ -681,11 +688,11 @@ def _nbgrader_hidden(course: Course, entries: list[Entry], modules: list[str]) -
             + table)
 
 
-def _exercise_table(course: Course, graded: list[Entry], modules: list[str]) -> str:
+def _exercise_table(course: Course, entries: list[Entry], modules: list[str]) -> str:
     rows = []
     for module in modules:
         exercise = course.exercise(module)
-        values = [e.scores(course)[module] for e in graded if module in e.scores(course)]
+        values = [e.scores(course)[module] for e in entries if module in e.scores(course)]
         full = sum(1 for v in values if v >= exercise.points)
         rows.append(f"<tr><td><code>{html.escape(module)}</code></td><td>{html.escape(exercise.title)}</td>"
                     f"<td>{exercise.points_text}</td><td>{_stats_line(values)}</td><td>{full}</td></tr>")
@@ -697,15 +704,16 @@ def _submission_table(course: Course, entries: list[Entry], regular: list[str], 
     head = "".join(f"<th>{html.escape(m.split('_')[0])}</th>" for m in regular + bonus)
     rows = []
     for entry in sorted(entries, key=lambda e: names(e.name)):
-        scores = entry.scores(course) if entry.graded else {}
+        scores = entry.scores(course)
         cells = "".join(f"<td>{_number(scores[m]) if m in scores else '–'}</td>" for m in regular + bonus)
-        total = _number(sum(scores.get(m, 0.0) for m in regular)) if scores else "–"
-        seconds = "–" if entry.seconds is None else f"{entry.seconds:.1f} s"
+        total = _number(entry.score)  # bonus included, as in grades.csv
+        seconds = "–" if entry.seconds is None or not entry.graded else f"{entry.seconds:.1f} s"
         rows.append(f'<tr class="submission" data-name="{html.escape(names(entry.name))}" data-total="{total}">'
                     f"<td>{html.escape(names(entry.name))}</td>{cells}<td><b>{total}</b></td>"
                     f"<td>{seconds}</td><td>{html.escape(names.scrub(entry.note))}</td></tr>")
     return ("<details><summary>Every submission</summary><table><thead><tr><th>submission</th>"
-            f"{head}<th>total</th><th>time</th><th>note</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"{head}<th>total (bonus included)</th><th>time</th><th>note</th></tr></thead><tbody>{''.join(rows)}"
+            "</tbody></table>"
             "</details>")
 
 
@@ -720,14 +728,16 @@ def _property_table(stats: list[PropertyStats]) -> str:
         link = f'<a href="#ex-{_anchor(s.key)}">{html.escape(s.name)}</a>' if (s.failed and not s.hidden) else \
             html.escape(s.name)
         mutants = ", ".join(f'<a href="#mutant-{_anchor(m)}">{html.escape(m)}</a>' for m in s.mutants) or "–"
+        unwritten = f"<br>{s.unwritten} {NOT_WRITTEN}" if s.unwritten else ""
         rows.append(
             f'<tr class="{kind}" data-property="{html.escape(s.key)}" data-failed="{len(s.failed)}" '
-            f'data-graded="{s.graded}"><td><code>{html.escape(s.exercise)}</code></td><td>{link}'
-            f'<div class="summary">{html.escape(s.summary)}</div></td><td>{kind}</td><td>{s.points}</td>'
+            f'data-graded="{s.graded}" data-unwritten="{s.unwritten}"><td><code>{html.escape(s.exercise)}</code></td>'
+            f'<td>{link}<div class="summary">{html.escape(s.summary)}</div></td><td>{kind}</td><td>{s.points}</td>'
             f'<td class="share"><span class="bar" style="width:{100 * s.share:.0f}%"></span>'
-            f"{100 * s.share:.0f}% ({len(s.failed)} of {s.graded})</td><td>{mutants}</td></tr>")
-    return ('<table class="properties"><thead><tr><th>exercise</th><th>property</th><th>kind</th><th>points</th>'
-            "<th>failed by</th><th>catalog mutants it catches</th></tr></thead>"
+            f"{100 * s.share:.0f}% ({len(s.failed)} of {s.graded}){unwritten}</td><td>{mutants}</td></tr>")
+    columns = "".join(f'<col style="width:{width}%">' for width in (14, 40, 6, 5, 13, 22))
+    return (f'<table class="properties"><colgroup>{columns}</colgroup><thead><tr><th>exercise</th><th>property</th>'
+            "<th>kind</th><th>points</th><th>failed by</th><th>catalog mutants it catches</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
@@ -753,6 +763,10 @@ def _examples(stats: list[PropertyStats], names: Names) -> str:
                               for e in without[:5])
             parts.append(f"<p>Failures without a counterexample (an error before any example, or an explicit "
                          f"check):</p><ul>{reasons}</ul>")
+        if s.unwritten:
+            parts.append(f'<p class="unwritten">{s.unwritten} of the {len(s.failed)} failed on a function not '
+                         f"written yet (still the stub: <i>{NOT_WRITTEN}</i>); they are not counted among the "
+                         "counterexamples above.</p>")
         parts.append("</div>")
         blocks.append("".join(parts))
     return "".join(blocks) or "<p>No public property failed.</p>"
@@ -832,10 +846,12 @@ STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232b;background:#fafbfc}
 header{background:#1f3550;color:#fff;padding:16px 28px}header h1{margin:0 0 4px;font-size:22px}
 header a{color:#cfe3ff}header code{color:#fff}.privacy{background:#8a2b1d;display:inline-block;padding:2px 8px;
-border-radius:4px}main{padding:8px 28px 40px;max-width:1400px}section{margin-top:26px}
+border-radius:4px}main{padding:8px 28px 40px;max-width:1400px;box-sizing:border-box}section{margin-top:26px}
 h2{border-bottom:2px solid #1f3550;padding-bottom:3px}table{border-collapse:collapse;margin:8px 0}
 td,th{border:1px solid #d5dbe2;padding:3px 8px;text-align:left;vertical-align:top}thead th{background:#eef2f6}
 .plot{max-width:100%;display:block;margin:8px 0}.summary{color:#56606b;font-size:12px}
+table.properties{table-layout:fixed;width:100%}table.properties td{overflow-wrap:anywhere}
+.definition{background:#eef2f6;padding:6px 10px}
 tr.hidden td{background:#fbf4f2}.share{min-width:150px;position:relative}.bar{position:absolute;left:0;top:0;
 bottom:0;background:#4a78b033;z-index:0}.example{border-left:3px solid #4a78b0;padding:2px 10px;margin:12px 0}
 .counterexample th{background:#f3f6f9;width:150px}.caution{background:#fff3cd;border:1px solid #e0c36a;

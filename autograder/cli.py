@@ -2,8 +2,9 @@
 
 - ``check [PATH]``: the student's self-check on the public properties (default: the course's
   package folder). Exits 1 when a property fails.
-- ``grade SUBMISSION ... --out DIR [--jobs N | --cluster tls://HOST:8786 --cluster-certs CERTS] [--force]``: official
-  grading of folders and zips into ``DIR/<name>/results.json`` and ``feedback.md``,
+- ``grade SUBMISSION ... --out DIR [--jobs N | --cluster tls://HOST:8786 --cluster-certs CERTS] [--force]
+  [--exercise X]``: official grading of submissions (folders, .zip, .py or .ipynb files; of exercise
+  ``X`` alone, if given, and of nothing else) into ``DIR/<name>/results.json`` and ``feedback.md``,
   ``DIR/grades.csv`` and ``DIR/gradebook.sqlite``, here or on a Dask cluster's workers (see
   :mod:`autograder.cluster`). Exits 0 whenever grading ran, whatever the scores.
 - ``cluster-certs --out CERTS``: the certificates of a grading cluster's mutual TLS (the
@@ -14,8 +15,9 @@
   locked cases); see :mod:`autograder.delivery.release`.
 - ``nbgrader --out DIR``: an nbgrader course, one assignment per exercise, graded by the
   sandboxed engine; see :mod:`autograder.delivery.nbgrader_course`.
-- ``gradescope --out FILE.zip``: a Gradescope autograder; ``gradescope --run SUBMISSION
-  [--zip FILE.zip]`` replays it on a submission; see :mod:`autograder.delivery.gradescope`.
+- ``gradescope --out FILE.zip [--exercise X]``: a Gradescope autograder (of exercise ``X`` alone,
+  if given); ``gradescope --run SUBMISSION [--zip FILE.zip] [--out DIR]`` replays it on a
+  submission (in ``DIR``, kept); see :mod:`autograder.delivery.gradescope`.
 - ``report GRADES_DIR [--out report.html] [--submissions ...] [--anonymise] [--threshold X]``: the
   instructor's class report, one self-contained HTML page; see :mod:`autograder.class_report`.
 - ``mutate EXERCISE ... | --all [--jobs N] [--sample N --seed S]``: grades mutants of the reference
@@ -37,6 +39,7 @@ import json
 import os
 import sys
 import tempfile
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -54,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=False)
     try:
         course = load_course(args.course)
+        _known_exercises(course, getattr(args, "exercise", None))
         return args.run(course, args, console)
     except IsolationRefused as error:
         Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
@@ -65,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+SUBMISSION = "folder, .zip, .py or .ipynb file"  # what check, grade and gradescope --run accept
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", default=os.environ.get("AUTOGRADER_COURSE", "course.yaml"),
@@ -74,12 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="self-check: run the public properties on your work")
-    check.add_argument("path", nargs="?", help="a folder, .zip, .py or .ipynb (default: the course's exercise folder)")
+    check.add_argument("path", nargs="?", help=f"a {SUBMISSION} (default: the course's exercise folder)")
     check.add_argument("--exercise", action="append", help="check only this exercise module (repeatable)")
     check.set_defaults(run=_check)
 
-    grade = commands.add_parser("grade", help="grade submissions (folders or .zip files)")
-    grade.add_argument("submissions", nargs="+", type=Path, help="folders, .zip, .py or .ipynb files")
+    grade = commands.add_parser("grade", help=f"grade submissions (each a {SUBMISSION})")
+    grade.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION", help=f"a {SUBMISSION}")
     grade.add_argument("--out", required=True, type=Path, help="output folder")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded unchanged")
@@ -119,9 +126,13 @@ def _parser() -> argparse.ArgumentParser:
     nbgrader.set_defaults(run=_nbgrader)
 
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip, or replay one")
-    gradescope.add_argument("--out", type=Path, default=Path("autograder.zip"), help="the zip to write")
+    gradescope.add_argument("--out", type=Path,
+                            help="the zip to write (default: autograder.zip); with --run, a new or empty folder "
+                            "that keeps the stand-in /autograder, results/results.json included")
+    gradescope.add_argument("--exercise", action="append",
+                            help="grade only this exercise module (repeatable): one bundle per weekly hand-in")
     gradescope.add_argument("--run", type=Path, metavar="SUBMISSION", dest="replay",
-                            help="instead, grade SUBMISSION (folder, .zip, .py, .ipynb) as Gradescope would")
+                            help=f"instead, grade SUBMISSION (a {SUBMISSION}) as Gradescope would")
     gradescope.add_argument("--zip", type=Path, help="with --run: the autograder zip to use (default: build one)")
     gradescope.set_defaults(run=_gradescope)
 
@@ -168,11 +179,6 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
             grade = replace(grade, results=tuple(r for r in grade.results if r.exercise in args.exercise))
     finally:
         staged.remove()
-    note = "Official grading also runs hidden properties."
-    if course.is_release:
-        note += (" Properties that compare your results with the reference solutions run there"
-                 " too; here the locked known-answer cases stand in for them.")
-    grade = replace(grade, notes=(*grade.notes, note))
     print_check(console, course, grade)
     return 0 if all(r.passed for r in grade.results) else 1
 
@@ -293,6 +299,15 @@ def _report(course: Course, args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _known_exercises(course: Course, chosen: list[str] | None) -> None:
+    """``--exercise`` must name exercise modules of the course: one unknown would grade nothing."""
+    modules = [e.module for e in course.exercises]
+    unknown = [name for name in chosen or () if name not in modules]
+    if unknown:
+        raise GraderError(f"--exercise {unknown[0]}: not an exercise of {course.file.name} "
+                          f"(its exercises: {', '.join(modules)})")
+
+
 def _refuse_release(course: Course) -> None:
     """Official grading needs the solutions and the hidden properties, which a student release lacks."""
     if course.is_release:
@@ -305,8 +320,8 @@ def _release(course: Course, args: argparse.Namespace, console: Console) -> int:
 
     left_out = build_release(course, args.out)
     console.print(f"Student release written to [bold]{args.out}[/] ({len(left_out)} properties left out: hidden, "
-                  "or comparing with the reference). Try it: "
-                  f"cd {args.out} && python -m autograder check", highlight=False)
+                  "or comparing with the reference). Hand it out: its README.md tells students how to set it up "
+                  "and check their work.", highlight=False)
     return 0
 
 
@@ -314,31 +329,42 @@ def _nbgrader(course: Course, args: argparse.Namespace, console: Console) -> int
     from .delivery.nbgrader_course import build_nbgrader_course
 
     build_nbgrader_course(course, args.out)
-    console.print(f"nbgrader course written to [bold]{args.out}[/]: cd there, then "
-                  "`nbgrader generate_assignment <exercise>` per exercise, `nbgrader autograde <exercise>`, "
-                  "`nbgrader generate_feedback <exercise>`, `nbgrader export`.", highlight=False)
+    console.print(f"nbgrader course written to [bold]{args.out}[/]: cd there and run nbgrader with this Python "
+                  "(`nbgrader generate_assignment <exercise>`, then `nbgrader release_assignment <exercise> "
+                  "--Exchange.root=<the exchange folder>`); docs/nbgrader.md walks the whole path.", highlight=False)
     return 0
 
 
 def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .delivery.gradescope import build_gradescope, replay
+    from .results import Grade
 
-    if args.replay is not None:
-        results, seconds = replay(course, args.replay, args.zip)
-        tests = results.get("tests", [])
-        passed = sum(t["status"] == "passed" for t in tests)
-        console.print(results.get("output", ""), highlight=False)
-        for test in tests:
-            if test["status"] == "failed":
-                last = test.get("output", "").strip().splitlines()[-1:] or [""]
-                console.print(f"failed  {test['name']} ({test.get('visibility', 'visible')}): {last[0]}",
-                              highlight=False)
-        console.print(f"results.json is valid: score {results['score']:g}, {passed} of {len(tests)} tests passed, "
-                      f"run_autograder took {seconds:.1f} s (Gradescope's default timeout: 600 s)", highlight=False)
+    if args.replay is None:
+        out = args.out or Path("autograder.zip")
+        build_gradescope(course, out, args.exercise)
+        chosen = args.exercise or [e.module for e in course.exercises]
+        console.print(f"Gradescope autograder written to [bold]{out}[/]: upload it as the assignment's "
+                      "autograder (Ubuntu 24.04 base image or any with Python 3.11+). It grades "
+                      f"{', '.join(chosen)}, out of {course.full_marks_text(chosen)}: give the assignment "
+                      f"{course.full_marks(chosen)} points (bonus points are extra credit on top).", highlight=False)
         return 0
-    build_gradescope(course, args.out)
-    console.print(f"Gradescope autograder written to [bold]{args.out}[/]: upload it as the assignment's "
-                  "autograder (Ubuntu 24.04 base image or any with Python 3.11+).", highlight=False)
+    if args.zip is not None and args.exercise:
+        raise GraderError("--exercise chooses what a bundle grades: give it when the bundle is built "
+                          "(gradescope --out FILE.zip --exercise X), not with --zip")
+    done = replay(course, args.replay, args.zip, args.out, args.exercise)
+    grade = Grade.from_gradescope({"tests": [], "output": "", **done.results})  # both optional in Gradescope's format
+    console.print(done.results.get("output", ""), markup=False, highlight=False)
+    for result in grade.results:
+        if not result.passed:
+            shown = "hidden" if result.hidden else "public"
+            reason = textwrap.shorten(result.reason, 200, placeholder=" …")
+            console.print(f"failed  {result.title} ({shown}): {reason}", markup=False, highlight=False)
+    passed = sum(r.passed for r in grade.results)
+    kept = (f"kept in {done.kept}" if done.kept else
+            "not kept (the stand-in /autograder was a temporary folder; --out DIR keeps it)")
+    console.print(f"results.json is valid: score {done.results['score']:g}, {passed} of {len(grade.results)} tests "
+                  f"passed, run_autograder took {done.seconds:.1f} s (Gradescope's default timeout: 600 s); "
+                  f"results.json {kept}", highlight=False)
     return 0
 
 

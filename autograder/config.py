@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -195,17 +196,33 @@ class Course(_Strict):
     @property
     def max_score(self) -> int:
         """The full marks: the points of the exercises that are not bonus."""
-        return sum(e.points for e in self.exercises if not e.bonus)
+        return self.full_marks()
 
     @property
     def bonus_points(self) -> int:
         """The extra credit the bonus exercises add on top of :attr:`max_score`."""
-        return sum(e.points for e in self.exercises if e.bonus)
+        return self.bonus_marks()
 
     @property
     def max_score_text(self) -> str:
         """The full marks as reports show them: ``100``, or ``100 + 10 bonus``."""
-        return f"{self.max_score} + {self.bonus_points} bonus" if self.bonus_points else str(self.max_score)
+        return self.full_marks_text()
+
+    def full_marks(self, modules: Collection[str] | None = None) -> int:
+        """The full marks of the exercises ``modules`` (default all): their points, bonus left out."""
+        return sum(e.points for e in self.exercises if not e.bonus and (modules is None or e.module in modules))
+
+    def bonus_marks(self, modules: Collection[str] | None = None) -> int:
+        """The extra credit of the exercises ``modules`` (default all): the points of the bonus ones."""
+        return sum(e.points for e in self.exercises if e.bonus and (modules is None or e.module in modules))
+
+    def full_marks_text(self, modules: Collection[str] | None = None) -> str:
+        """The full marks of the exercises ``modules`` (default all) as reports show them: ``100``,
+        ``100 + 10 bonus``, or ``10 bonus`` for a bonus exercise alone."""
+        regular, bonus = self.full_marks(modules), self.bonus_marks(modules)
+        if not bonus:
+            return str(regular)
+        return f"{regular} + {bonus} bonus" if regular else f"{bonus} bonus"
 
 
 def load_course(path: str | Path = "course.yaml") -> Course:

@@ -62,12 +62,13 @@ class Gradebook:
     def close(self) -> None:
         self.connection.close()
 
-    def is_current(self, name: str, key: dict) -> bool:
-        """Whether ``name``'s latest grading was done with exactly this key."""
+    def is_current(self, name: str, key: dict, note: str | None = None) -> bool:
+        """Whether ``name``'s latest grading was done with exactly this key (and ``note``, if given)."""
         row = self.connection.execute(
-            "SELECT digest, course_digest, seed, engine_version FROM gradings "
+            "SELECT digest, course_digest, seed, engine_version, note FROM gradings "
             "WHERE submission = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
-        return row == (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
+        wanted = (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
+        return row is not None and row[:4] == wanted and note in (None, row[4])
 
     def record(self, name: str, key: dict, isolation: str, grade: Grade, max_score: int, seconds: float,
                note: str = "") -> None:
@@ -85,20 +86,22 @@ class Gradebook:
                 [(cursor.lastrowid, r.exercise, r.title, r.score, r.points, r.status) for r in grade.results])
 
     def write_csv(self, course: Course, path: Path) -> None:
-        """One row per submission (its latest grading): total and per-exercise scores, and a note."""
+        """One row per submission (its latest grading): its score (bonus included) and full marks
+        (bonus not included) over the exercises graded, each exercise's score (empty where that
+        grading left the exercise out: ``grade --exercise``), and a note."""
         latest = self.connection.execute(
-            "SELECT id, submission, digest, score, graded_at, note FROM gradings WHERE id IN "
+            "SELECT id, submission, digest, score, max_score, graded_at, note FROM gradings WHERE id IN "
             "(SELECT MAX(id) FROM gradings GROUP BY submission) ORDER BY submission").fetchall()
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["submission", "score", "max_score", *(e.module for e in course.exercises),
                              "digest", "graded_at", "note"])
-            for grading_id, name, digest, score, graded_at, note in latest:
+            for grading_id, name, digest, score, max_score, graded_at, note in latest:
                 scores = dict(self.connection.execute(
                     "SELECT exercise, SUM(score) FROM results WHERE grading_id = ? GROUP BY exercise", (grading_id,)))
-                writer.writerow(map(as_text, [name, f"{score:g}", course.max_score,
-                                              *(f"{scores.get(e.module, 0):g}" for e in course.exercises), digest,
-                                              graded_at, note]))
+                writer.writerow(map(as_text, [name, f"{score:g}", f"{max_score:g}",
+                                              *(f"{scores[e.module]:g}" if e.module in scores else ""
+                                                for e in course.exercises), digest, graded_at, note]))
 
 
 def as_text(cell: object) -> str:

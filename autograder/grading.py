@@ -138,18 +138,22 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     rows: dict[str, tuple[str, Grade | None, str]] = {}
     todo: list[tuple[str, Staged, dict, Path]] = []
     common = {"course_digest": course_digest(course), "seed": course.hypothesis.seed, "engine_version": __version__}
+    chosen = "".join(f" {module}" for module in exercises or ())
+    full_marks = course.full_marks(exercises)
     for name, path in submissions:
         folder = report_folder(out, name)
         try:
             staged = stage(course, path)
         except SubmissionError as error:
-            grade = Grade.unreadable(course, f"The submission could not be read: {error}")
-            write_reports(course, folder, name, grade)
-            book.record(name, {**common, "digest": "unreadable"}, where, grade, course.max_score,
-                        0.0, note=f"unreadable: {error}")
-            rows[name] = (name, grade, "unreadable")
+            note = f"unreadable: {error}"  # the same unreadable file on a rerun adds no gradebook row
+            key = {**common, "digest": "unreadable" + chosen}
+            if force or not book.is_current(name, key, note) or not (folder / "results.json").is_file():
+                grade = Grade.unreadable(course, f"The submission could not be read: {error}", exercises)
+                write_reports(course, folder, name, grade)
+                book.record(name, key, where, grade, full_marks, 0.0, note=note)
+            rows[name] = (name, read_results(folder), note)
             continue
-        key = {**common, "digest": staged.digest + "".join(f" {module}" for module in exercises or ())}
+        key = {**common, "digest": staged.digest + chosen}
         if not force and book.is_current(name, key) and (folder / "results.json").is_file():
             rows[name] = (name, read_results(folder), "unchanged, skipped")
             staged.remove()
@@ -160,7 +164,8 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
                TextColumn("{task.description}"))
     with graders, Progress(*columns, console=console, transient=False) as progress, \
             ThreadPoolExecutor(max(1, jobs)) as threads:
-        bar = progress.add_task("", total=len(todo))
+        # every submission counts: those unreadable or unchanged are done before grading starts
+        bar = progress.add_task("", total=len(submissions), completed=len(submissions) - len(todo))
         running: dict[Future, tuple[dict, Parts]] = {}
         for name, staged, key, folder in todo:
             parts = Parts(course, name, staged, folder, exercises, split)
@@ -175,8 +180,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
             if graded is None:
                 rows[name] = (name, None, problem)
             else:  # what staging noticed (a copied notebook cell, skipped links) is the instructor's to see too
-                book.record(name, key, where, graded, course.max_score, seconds,
-                            note="; ".join(staged.notes))
+                book.record(name, key, where, graded, full_marks, seconds, note="; ".join(staged.notes))
                 rows[name] = (name, graded, f"{seconds:.1f} s")
             progress.update(bar, advance=1, description=name)
     book.write_csv(course, out / "grades.csv")

@@ -20,8 +20,11 @@ course's support modules (``encoders.utf8_bytes``). A call may be wrapped in one
 
 A case's *output* is the list of its calls' results. When the instructor builds a release,
 :func:`seal` runs the reference on every case and keeps only a random salt and
-``sha256(salt + canonical(output))``. :func:`check_locked` runs the student's code on the same
-cases in the sandbox and compares hashes.
+``sha256(salt + canonical(output))``, and the same hash of each *part* of the case
+(:func:`split`): its calls in order, cut wherever the calls so far have more than
+:data:`BUDGET` candidates (see the rule below), so that a failure can name the call, or the
+few calls, whose answer differs. :func:`check_locked` runs the student's code on the same
+cases in the sandbox and compares hashes, and says which part's failed.
 
 A case is refused when an attacker can find its output without solving the exercise: knowing
 the calls and the type of each answer, guessing values shaped like it and hashing them.
@@ -50,7 +53,9 @@ The case's space is the product of its calls'. **The rule:** a space of at most
 hash of a shared prefix is computed once), and the case is refused if the search finds it; a
 larger space is counted, not enumerated, and the case accepted, since that many structured
 guesses are needed to cover it. So a case passes only when a structured search of at least
-10^7 guesses fails. The attacker is generic: it knows shapes, not tokenizers; an attacker
+10^7 guesses fails. A part's space, the product of its own calls', is larger than 10^7 by
+construction, so each part's hash meets the same rule (a case too small to cut is one part,
+with one hash). The attacker is generic: it knows shapes, not tokenizers; an attacker
 with knowledge of the exercise (or its solution) can order guesses better, so grow a case's
 inputs well past the limit rather than up to it. :func:`canonical` is the codec's encoding made insensitive to
 what ``autograder.suite.expect_equal`` ignores: named tuples equal tuples, dict and set order
@@ -70,7 +75,7 @@ import json
 import math
 import secrets
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +85,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from . import codec
 from .config import Course, CourseConfigError
 from .errors import GraderError, SandboxFailure, StudentError
-from .plugin import on_path, open_session
+from .plugin import is_blocked, on_path, open_session
 from .proxy import MissingName
 from .results import PropertyResult
 
@@ -89,8 +94,16 @@ WRAPPERS = frozenset({"dict", "list", "tuple", "set", "sorted", "len", "str"})
 FLOAT_DIGITS = 10
 
 
+class _Part(BaseModel):
+    """Some of a sealed case's calls (their indices) and the salted hash of their results."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    calls: list[int]
+    sha256: str
+
+
 class _Entry(BaseModel):
-    """One case as written in the course's file (``salt`` and ``sha256`` only once sealed)."""
+    """One case as written in the course's file (``salt``, ``sha256`` and ``parts`` only once sealed)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
@@ -99,6 +112,7 @@ class _Entry(BaseModel):
     calls: list[str]
     salt: str | None = None
     sha256: str | None = None
+    parts: list[_Part] = []
 
 
 @dataclass(frozen=True)
@@ -128,12 +142,22 @@ class Case:
     def name(self) -> str:
         return self.entry.name
 
-    def describe(self) -> str:
-        """The calls as a student can replay them."""
+    def describe(self, calls: Sequence[int] | None = None) -> str:
+        """The calls (those at the indices ``calls``, or all) as a student can replay them."""
+        chosen = [step for index, step in enumerate(self.calls) if calls is None or index in calls]
         if self.target is None:
-            return "\n".join(step.text for step in self.calls)
+            return "\n".join(step.text for step in chosen)
         lines = [f"obj = {self.target.text}", *(f"obj.{s.text}" for s in self.setup)]
-        return "\n".join(lines + [f"obj.{s.text}  # checked" for s in self.calls])
+        return "\n".join(lines + [f"obj.{s.text}  # checked" for s in chosen])
+
+    def support(self) -> list[tuple[str, str]]:
+        """The attributes of support modules its arguments name: ``(module, attribute)``, in order."""
+        found = []
+        for step in [*([self.target] if self.target else []), *self.setup, *self.calls]:
+            for argument in [*step.args, *(value for _, value in step.kwargs)]:
+                found += [(node.value.id, node.attr) for node in ast.walk(argument)
+                          if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)]
+        return list(dict.fromkeys(found))
 
 
 # --- reading the cases --------------------------------------------------------------------------
@@ -175,6 +199,8 @@ def _case(module: str, entry: _Entry, support: set[str]) -> Case:
         raise ValueError("a case needs at least one call")
     if (entry.salt is None) != (entry.sha256 is None):
         raise ValueError("a sealed case has both salt and sha256")
+    if entry.parts and sorted(i for part in entry.parts for i in part.calls) != list(range(len(entry.calls))):
+        raise ValueError("parts must hold every call once")
     target = None if entry.object is None else _step(entry.object, support)
     if target is not None and (not target.call or target.wrapper):
         raise ValueError(f"object: {entry.object!r} should be a call such as Name()")
@@ -601,13 +627,32 @@ def seal(course: Course) -> dict[str, list[dict]]:
             if attack(spaces, salt, digest(salt, output)) is not None:
                 guesses = math.prod(space.size for space in spaces)
                 found.append(f"{case.exercise}: {case.name!r} (found by a search of {guesses:,} structured guesses)")
-            entry = case.entry.model_dump(exclude_defaults=True) | {"salt": salt, "sha256": digest(salt, output)}
+            parts = [{"calls": part, "sha256": digest(salt, [output[i] for i in part])} for part in split(spaces)]
+            entry = case.entry.model_dump(exclude_defaults=True) | {"salt": salt, "sha256": digest(salt, output)} | (
+                {"parts": parts} if len(parts) > 1 else {})
             sealed.setdefault(case.exercise, []).append(entry)
     if found:
         raise GraderError(f"locked cases whose answers are too small to hide (a search of at most {BUDGET:,} "
                           "guesses shaped like the answer recovers them); make their inputs larger or add "
                           "calls: " + "; ".join(found))
     return sealed
+
+
+def split(spaces: list[Space]) -> list[list[int]]:
+    """The calls of a case in parts, each hashed on its own so a failure can name its call: in
+    order, a part ends once its calls' spaces hold more than :data:`BUDGET` candidates, the
+    rule's size for a case; calls left over join the last part (so a case too small to split
+    stays one part)."""
+    parts: list[list[int]] = []
+    current: list[int] = []
+    for index in range(len(spaces)):
+        current.append(index)
+        if math.prod(spaces[i].size for i in current) > BUDGET:
+            parts.append(current)
+            current = []
+    if current:
+        parts[-1:] = [[*parts[-1], *current]] if parts else [current]
+    return parts
 
 
 def _reference_support(course: Course) -> Callable[[str], Any]:
@@ -630,24 +675,71 @@ def check_locked(course: Course, submission: Path) -> list[PropertyResult]:
     for case in load_cases(course):
         if case.entry.sha256 is None:
             raise GraderError(f"locked case {case.exercise}: {case.name!r} holds no hash: build a release to seal it")
-        passed, output = _check_case(course, submission, case)
-        results.append(PropertyResult(exercise=case.exercise, name=f"locked case: {case.name}", points=0, score=0,
-                                      passed=passed, hidden=False, output=output))
+        results.append(_check_case(course, submission, case))
     return results
 
 
-def _check_case(course: Course, submission: Path, case: Case) -> tuple[bool, str]:
+def _check_case(course: Course, submission: Path, case: Case) -> PropertyResult:
     exercise = course.exercise(case.exercise)
     session = open_session(course, submission, exercise, course.limits.property_seconds)
-    calls = "\n".join("    " + line for line in case.describe().splitlines())
+    result = PropertyResult(exercise=case.exercise, name=f"locked case: {case.name}", points=0, score=0, passed=False,
+                            hidden=False, output="")
     try:
         output = run_case(case, session.module(f"{course.package}.{case.exercise}"), session.module)
     except (StudentError, SandboxFailure, MissingName) as error:
-        return False, f"Locked case {case.name!r} failed:\n\n{error}\n\nIts calls:\n{calls}"
+        if is_blocked(error):  # as the properties it stops say it, after a first line of the case's own
+            return replace(result, output=f"Locked case {case.name!r}\n\n{error}", blocked=True)
+        return replace(result, output=f"Locked case {case.name!r} failed:\n\n{error}\n\n"
+                                      f"Its calls:\n{_indented(case.describe())}{_support_notes(course, case)}")
     finally:
         session.close()
-    if case.entry.salt is not None and digest(case.entry.salt, output) == case.entry.sha256:  # sealed: check_locked
-        return True, ""
-    return False, (f"Locked case {case.name!r}: your results differ from the reference's.\n\nIts calls:\n{calls}\n\n"
-                   "The expected results are locked (only a salted hash of them ships with the course), "
-                   "so they are not shown; the docstrings' rules and examples decide them.")
+    salt = case.entry.salt or ""
+    if digest(salt, output) == case.entry.sha256:
+        return replace(result, passed=True)
+    parts = case.entry.parts or [_Part(calls=list(range(len(case.calls))), sha256=case.entry.sha256 or "")]
+    wrong = [part.calls for part in parts if digest(salt, [output[i] for i in part.calls]) != part.sha256]
+    singles = [calls[0] for calls in wrong if len(calls) == 1]
+    told = [f"the answer{' of this call differs' if len(singles) == 1 else 's of these calls differ'} from the "
+            f"reference's:\n\n{_indented(case.describe(singles))}"] if singles else []
+    for calls in (calls for calls in wrong if len(calls) > 1):  # answers hashed together
+        told.append(f"{'and ' if told else 'the answer of '}at least one of these calls differs (their answers are "
+                    f"locked together, so the check cannot tell which):\n\n{_indented(case.describe(calls))}")
+    right = [i for i in range(len(case.calls)) if all(i not in calls for calls in wrong)]
+    if right:
+        told.append(f"Its other calls gave the reference's answers:\n{_indented(case.describe(right))}")
+    said = "\n\n".join(told)
+    return replace(result, output=(
+        f"Locked case {case.name!r}: {said}{_support_notes(course, case)}\n\n"
+        "The expected answers are locked (only a salted hash of them ships with the course), so they are not "
+        "shown; the docstrings' rules and examples decide them."))
+
+
+def _indented(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def _support_notes(course: Course, case: Case) -> str:
+    """What the support modules' attributes a case's calls name are, and how a student gets
+    them: ``encoders`` is the course's tokcourse/grading/encoders.py, with each attribute's
+    docstring's first line."""
+    named = case.support()
+    notes = []
+    for module in dict.fromkeys(module for module, _ in named):
+        path = next((course.path(m) for m in course.sandbox.support_modules if Path(m).stem == module), None)
+        if path is None:
+            continue
+        relative = path.relative_to(course.root)
+        package = ".".join(relative.parent.parts)
+        where = f"from {package} import {module}" if package else f"import {module}"
+        docs = _first_lines(path)
+        notes.append(f"{module} is the course's {relative.as_posix()} ({where}):")
+        notes += [f"    {module}.{attribute}" + (f": {docs[attribute]}" if docs.get(attribute) else "")
+                  for m, attribute in named if m == module]
+    return "\n\n" + "\n".join(notes) if notes else ""
+
+
+def _first_lines(path: Path) -> dict[str, str]:
+    """The first docstring line of each function of a module's source (read, not run)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name: (ast.get_docstring(node) or "").strip().split("\n", 1)[0] for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, settings
 from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
 from .grading import course_digest
-from .proxy import Known, MissingName, Session
+from .proxy import PRINTED_CHARS, Known, MissingName, Session
 from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .results import PropertyResult, clip
 from .sandbox import Layout, Limits
@@ -170,15 +170,18 @@ class GradingPlugin:
     # --- replaying the examples of a property that passed (autograder.replay) ----------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
-        if not replayable(pyfuncitem) or not set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
-            yield
-            return
         test = pyfuncitem.obj
-        pyfuncitem.obj = functools.wraps(test)(functools.partial(self._replay_or_run, pyfuncitem, test))
+        inner = test.hypothesis.inner_test if getattr(test, "is_hypothesis_test", False) else None
+        if inner is not None:
+            test.hypothesis.inner_test = _printing_afresh(pyfuncitem, inner)
+        if replayable(pyfuncitem) and set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
+            pyfuncitem.obj = functools.wraps(test)(functools.partial(self._replay_or_run, pyfuncitem, test))
         try:
             yield
         finally:
             pyfuncitem.obj = test
+            if inner is not None:
+                test.hypothesis.inner_test = inner
 
     def _replay_or_run(self, item: pytest.Function, test: Any, **fixtures: Any) -> None:
         """The hypothesis test ``test``: replayed on its recorded examples if it has them and
@@ -241,12 +244,27 @@ class GradingPlugin:
             raise GraderError(f"{item.nodeid}: needs @pytest.mark.points(n)")
         points = marker.args[0]
         hidden = item.get_closest_marker("hidden") is not None
-        output = "" if report.passed else _feedback(item, call.excinfo.value if call.excinfo else None, hidden,
-                                                      self.course.limits.feedback_chars)
+        session = item.stash.get(_SESSION, None)
+        error = _leaf(call.excinfo.value if call.excinfo else None)
+        output = "" if report.passed else _feedback(item, error, hidden, self.course.limits.feedback_chars,
+                                                      session.printed if session is not None else "")
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
+            blocked=not report.passed and is_blocked(error),
         ))
+
+
+def _printing_afresh(item: pytest.Function, inner: Any) -> Any:
+    """The hypothesis test's inner function, emptying what the property's session kept of the
+    student's prints before each example: the feedback shows the failing example's, the last run."""
+    @functools.wraps(inner)
+    def example(*args: Any, **kwargs: Any) -> Any:
+        session = item.stash.get(_SESSION, None)
+        if session is not None:
+            session.printed = ""
+        return inner(*args, **kwargs)
+    return example
 
 
 def draw_from_the_seed_alone() -> None:
@@ -276,19 +294,22 @@ _SESSION = pytest.StashKey[Session]()
 _OWN_FIXTURES = {"course", "sandbox", "student", "reference", "request"}  # what a replay can start afresh
 
 
-def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, limit: int) -> str:
+def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, limit: int,
+              printed: str = "") -> str:
     """What a student reads about a failed property, at most ``limit`` characters (and the cut's marker).
 
-    A public failure shows the student's own exception message and traceback, which are as
-    long as the student makes them: each part gets a share of the limit, so a huge message
-    leaves room for the falsifying example below it.
+    A public failure shows the student's own exception message and traceback, and what the
+    student's code ``printed`` during the failing example, which are as long as the student
+    makes them: each part gets a share of the limit, so a huge message leaves room for the
+    falsifying example below it. A hidden failure shows none of them.
     """
     error = _leaf(error)
-    doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
-    summary = doc[0] if doc else item.originalname
+    summary = description(item.function) or item.originalname
     if hidden:
         return f"{summary} — {_reason(error)}."
     share = limit // 3
+    if is_blocked(error):  # the same words for every property it stops: no example, nothing printed
+        return clip(f"{summary}\n\n{clip(str(error), share)}", limit)
     notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
                       if not _FIXTURE_LINE.match(line))
     lines = [summary, "", clip(str(error), share) if error is not None else "failed"]
@@ -299,7 +320,22 @@ def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, 
                         "tell your instructor", share)
     if notes:
         lines += ["", clip(notes.strip(), share)]
+    if printed.strip():
+        lines += ["", "What your code printed during this example:", clip(printed, min(share, PRINTED_CHARS)).rstrip()]
     return clip("\n".join(lines), limit)
+
+
+def description(function: Any) -> str:
+    """What a property checks, as feedback shows it: the first paragraph of its docstring, on one
+    line (a docstring wraps its sentence over several lines; a student reads all of it)."""
+    paragraph = (getattr(function, "__doc__", None) or "").strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
+
+
+def is_blocked(error: BaseException | None) -> bool:
+    """Whether the student's code stopped the property before it could judge an answer
+    (:attr:`~autograder.results.PropertyResult.blocked`)."""
+    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "budget")
 
 
 def _leaf(error: BaseException | None) -> BaseException | None:

@@ -33,8 +33,6 @@ once, or booted while the property before ran.
 from __future__ import annotations
 
 import inspect
-import itertools
-import reprlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,31 +43,44 @@ from .errors import SandboxFailure, StudentError
 from .sandbox import Layout, Limits, Worker
 from .standby import Standby
 
-
-class _InOrder(reprlib.Repr):
-    """reprlib, with dicts shown in their real order: insertion order can decide a student's
-    tie-breaks, so a headline must show the call that was made (reprlib sorts keys)."""
-
-    def repr_dict(self, x: dict, level: int) -> str:
-        if not x:
-            return "{}"
-        if level <= 0:
-            return "{...}"
-        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
-                  for k, v in itertools.islice(x.items(), self.maxdict)]
-        return "{" + ", ".join(pieces + (["..."] if len(x) > self.maxdict else [])) + "}"
-
-
-_short = _InOrder()
-_short.maxstring = 60
-_short.maxother = 60
-_short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 6
+PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
+SHOWN_CHARS = 400  # of one argument as a failure shows it: a student pastes the call; beyond this, a marker
 
 
 def shown_call(label: str, args: tuple, kwargs: dict) -> str:
-    """A call as messages show it: ``Tok.encode('the cat', add_eos=True)``."""
-    shown = [*map(_short.repr, args), *(f"{k}={_short.repr(v)}" for k, v in kwargs.items())]
+    """A call as messages show it, as a student would write it: ``Tok.encode('the cat', add_eos=True)``.
+
+    Each argument is written out whole (dicts in their real order, which can decide a
+    student's tie-breaks; a student object by its name), unless it is longer than
+    :data:`SHOWN_CHARS`: then it is cut where a marker says so, never shortened silently."""
+    shown = [*map(_argument, args), *(f"{k}={_argument(v)}" for k, v in kwargs.items())]
     return f"{label}({', '.join(shown)})"
+
+
+def _argument(value: Any) -> str:
+    text = _written(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}…[{len(text) - SHOWN_CHARS:,} more characters]"
+
+
+def _written(value: Any) -> str:
+    """``repr(value)``, but a student object (a support module's function, say) by its name."""
+    if isinstance(value, (Remote, Member)):
+        return value._label
+    if type(value) in (list, tuple):
+        items = [_written(item) for item in value]
+        if type(value) is list:
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_written(k)}: {_written(v)}" for k, v in value.items()) + "}"
+    if type(value) in (set, frozenset):  # in a fixed order: a set's own depends on the process's hashes
+        members = ", ".join(sorted(map(_written, value)))
+        if type(value) is set:
+            return "{" + members + "}" if members else "set()"
+        return "frozenset({" + members + "})" if members else "frozenset()"
+    return repr(value)
 
 
 class Shown:
@@ -87,6 +98,13 @@ class Shown:
 
 
 Call = str | Shown  # what a failure's message names: a lookup's label, or a call
+
+
+def not_implemented(call: Call) -> SandboxFailure:
+    """The failure of a call to code not written yet. It names the function, not the arguments:
+    every property that calls it fails with the same words, which a report says once."""
+    name = call.label if isinstance(call, Shown) else call
+    return SandboxFailure("not_implemented", f"{name} is not implemented yet")
 
 
 _PROBES = frozenset({"execute_example", "setup_example", "teardown_example"})
@@ -199,6 +217,8 @@ class Session:
         self.lookups: list[bytes] | None = [] if known is not None else None  # while only looking up
         self.members: set[tuple[str, str]] = set()  # (label, name): the lookups that found a student object
         self.exercise_modules: set[tuple[int, int]] = set()  # (number, generation): imports of the exercise's module
+        self.printed = ""  # what the calls printed since the plugin last emptied it (each example): at most
+        # PRINTED_CHARS, and one character more if more came
 
     def module(self, name: str) -> Remote:
         """A module imported in the worker (the student's, or a course support module)."""
@@ -262,7 +282,7 @@ class Session:
             timeout = self.limits.call_seconds
             return self._reply(self.known.answers[key], message, call, time.monotonic() + timeout, timeout)
         if self._sure_stub(message):
-            raise SandboxFailure("not_implemented", f"{call}: not implemented yet")
+            raise not_implemented(call)
         self.worker = self._new_worker()
         for done in range(1, len(self.lookups) + 1):
             answer, *_ = self._exchange(self.lookups[done - 1], call)
@@ -333,6 +353,8 @@ class Session:
             raise SandboxFailure("protocol", f"{call}: the worker's answer was not valid data ({error})") from None
         finally:
             self.spent += self.clock() - started
+        if type(reply) is dict and message["op"] == "call" and type(reply.get("printed", "")) is str:
+            self.printed += reply.pop("printed", "")[:PRINTED_CHARS + 1 - len(self.printed)]
         kinds = {"ok", "error"} | ({"lookup_error", "attr"} if "name" in message and message["op"] == "call" else set())
         if type(reply) is not dict or len(reply) != 1 or not (kinds & reply.keys()):
             self.close()
@@ -356,8 +378,8 @@ class Session:
         else:
             self.members.discard((label, name))
 
-    def _failure(self, call: Call, info: Any, message: dict) -> BaseException:
-        call = str(call)  # spelt out once, for whichever message follows
+    def _failure(self, shown: Call, info: Any, message: dict) -> BaseException:
+        call = str(shown)  # spelt out once, for whichever message follows
         if type(info) is not dict:
             return SandboxFailure("protocol", f"{call}: the worker's error report had the wrong shape")
         error = StudentError(call, info)
@@ -369,7 +391,7 @@ class Session:
         if message["op"] == "getattr" and error.is_a("AttributeError"):
             return MissingName(f"{call} does not exist in the submission ({error.message})")
         if error.is_a("NotImplementedError"):
-            return SandboxFailure("not_implemented", f"{call}: not implemented yet")
+            return not_implemented(shown)
         return error
 
     def _handle_out(self, value: Any) -> Any:

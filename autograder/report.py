@@ -10,34 +10,67 @@ how long its messages are.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from .config import Course
+from .config import Course, Exercise
 from .results import Grade, PropertyResult, clip
 
 
 def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
-    """A student's feedback: the score per exercise, then every failed property with its reason."""
+    """A student's feedback: the score per exercise, then every failed property with its reason;
+    the properties that one cause stopped (a function not written yet, a missing module) on
+    one line, with that cause once."""
     grade = grade.capped(course.limits)
-    lines = [f"# {course.title}: feedback for {name}", "", f"**Score: {grade.score:g} / {course.max_score_text}**", ""]
+    by_exercise = grade.by_exercise(course)
+    lines = [f"# {course.title}: feedback for {name}", "",
+             f"**Score: {grade.score:g} / {course.full_marks_text(by_exercise)}**", ""]
+    if len(by_exercise) < len(course.exercises):
+        lines += [f"Only {', '.join(by_exercise)} {'was' if len(by_exercise) == 1 else 'were'} graded this time.", ""]
     if grade.notes_text:
         lines += [grade.notes_text, ""]
-    by_exercise = grade.by_exercise(course)
-    for exercise in course.exercises:
+    for exercise in (e for e in course.exercises if e.module in by_exercise):
         score, _ = by_exercise[exercise.module]
         lines += [f"## {exercise.module}: {exercise.title} ({score:g} / {exercise.points_text})", ""]
-        for result in grade.results:
-            if result.exercise != exercise.module:
+        for results in entries(r for r in grade.results if r.exercise == exercise.module):
+            first = results[0]
+            mark = f"{'passed' if first.passed else 'FAILED'} ({sum(r.score for r in results):g}/" \
+                   f"{sum(r.points for r in results):g})"
+            names = ", ".join(f"`{r.name}`" for r in results)
+            text = cause(first) if first.blocked else first.output
+            if first.blocked and "\n" not in text:  # one line: the cause, then what it stopped
+                lines.append(f"- {mark} {'hidden, ' if first.hidden else ''}{text}: {names}")
                 continue
-            mark = "passed" if result.passed else "FAILED"
-            lines.append(f"- {mark} ({result.score:g}/{result.points:g}) `{result.name}`")
-            if not result.passed and result.output:
-                lines += ["", "  ```text", *("  " + line for line in result.output.splitlines()), "  ```", ""]
+            lines.append(f"- {mark} {names}")
+            if not first.passed and text:
+                lines += ["", "  ```text", *("  " + line for line in text.splitlines()), "  ```", ""]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def entries(results: Iterable[PropertyResult]) -> list[list[PropertyResult]]:
+    """``results`` in order, one entry each, but the failures one cause blocked in one entry (at
+    the first one's place): a function not written yet fails every property that calls it."""
+    found: list[list[PropertyResult]] = []
+    blocked: dict[tuple[bool, str], list[PropertyResult]] = {}
+    for result in results:
+        if not result.blocked or result.passed:
+            found.append([result])
+        elif (key := (result.hidden, cause(result))) in blocked:
+            blocked[key].append(result)
+        else:
+            found.append(blocked.setdefault(key, [result]))
+    return found
+
+
+def cause(result: PropertyResult) -> str:
+    """What stopped a blocked property: its feedback without its description, or a hidden
+    property's reason (:func:`autograder.plugin._feedback` writes them so)."""
+    return result.output.rsplit(" — ", 1)[-1].rstrip(".") if result.hidden else _without_summary(result.output)
 
 
 def write_reports(course: Course, folder: Path, name: str, grade: Grade) -> None:
@@ -55,41 +88,81 @@ def read_results(folder: Path) -> Grade:
 
 
 def print_check(console: Console, course: Course, grade: Grade) -> None:
-    """The self-check screen: a table per exercise, then each failed property's feedback.
-
-    The table says what it counts: points come from the properties alone (a locked case is
-    worth none), while the passed and failed columns count the locked cases too, if any ran.
-    """
+    """The self-check screen: a table with a row per exercise checked, what its numbers mean in
+    words, then each failure's feedback. The exercises in progress (some of it passes, some
+    not) come first; the properties that one cause stopped (a function not written yet) take
+    one line, not one entry each."""
     grade = grade.capped(course.limits)
-    what = "properties and locked cases" if any(map(_is_locked, grade.results)) else "properties"
-    table = Table(title=f"{course.title}: self-check (public {what})",
-                  caption=f"points out of {course.max_score_text}")
-    for column in ("exercise", "points", f"{what} passed", f"failed {what}"):
+    locked = any(map(_is_locked, grade.results))
+    checked = [(e, [r for r in grade.results if r.exercise == e.module]) for e in course.exercises]
+    checked = sorted([(e, results) for e, results in checked if results], key=lambda item: _progress(item[1]))
+    table = Table(title=f"{course.title}: self-check")
+    table.add_column("exercise", no_wrap=True)
+    for column in ("points", "public properties", *(["locked cases"] if locked else []), "still failing"):
         table.add_column(column)
-    by_exercise = grade.by_exercise(course)
-    for exercise in course.exercises:
-        results = [r for r in grade.results if r.exercise == exercise.module]
-        if not results:  # not checked (check --exercise)
-            continue
-        failed = [r.name for r in results if not r.passed]
-        score, maximum = by_exercise[exercise.module]
-        passed = len(results) - len(failed)
-        style = "green" if not failed else ("red" if passed == 0 else "yellow")
-        bonus = " bonus" if exercise.bonus else ""
-        table.add_row(exercise.module, f"{score:g} / {maximum:g}{bonus}", f"[{style}]{passed} / {len(results)}[/]",
-                      "\n".join(failed[:6]) + (f"\n… {len(failed) - 6} more" if len(failed) > 6 else ""))
+    for exercise, results in checked:
+        properties = [r for r in results if not _is_locked(r)]
+        cases = [r for r in results if _is_locked(r)]
+        failing = [r for r in results if not r.passed]
+        style = "green" if not failing else ("red" if len(failing) == len(results) else "yellow")
+        cells = [exercise.module, exercise.points_text,
+                 f"[{style}]{sum(r.score for r in properties):g} of {sum(r.points for r in properties):g} points[/]"]
+        if locked:
+            cells.append(f"{sum(r.passed for r in cases)} of {len(cases)} pass" if cases else "none")
+        cells.append(_failing(failing) if failing else "[green]nothing[/]")
+        table.add_row(*cells)
     console.print(table)
-    failures: dict[str, list[PropertyResult]] = {}
-    for result in grade.results:
-        if not result.passed:
-            failures.setdefault(_without_summary(result.output), []).append(result)
-    for results in failures.values():
-        names = results[0].title if len(results) == 1 else f"{len(results)} properties of {results[0].exercise}"
-        console.rule(f"[red]{names}")
-        console.print(results[0].output if len(results) == 1 else _without_summary(results[0].output),
-                      markup=False, highlight=False)
+    console.print(_how_to_read(course, checked, locked), highlight=False)
+    for exercise, results in checked:
+        failures = entries(r for r in results if not r.passed)
+        if failures:
+            console.rule(f"[red]{exercise.module}")
+        for group in failures:
+            first = group[0]
+            if first.blocked and "\n" not in cause(first):
+                console.print(f"{cause(first)}: {', '.join(r.name for r in group)}", markup=False, highlight=False)
+                continue
+            console.print(f"\n[bold red]✗ {first.name}[/]", highlight=False)
+            console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False)
+    working = [e.module for e, results in checked if not all(r.passed for r in results)]
+    if len(checked) > 1 and working:
+        console.print(f"\nWorking on one exercise? [bold]python -m autograder check --exercise {working[0]}[/] "
+                      "checks it alone.", highlight=False)
     if grade.notes_text:
+        console.print()
         console.print(grade.notes_text, markup=False, highlight=False)
+
+
+def _progress(results: list[PropertyResult]) -> int:
+    """0 for an exercise in progress (some of it passes, some not), 1 for one of which nothing
+    passes, 2 for one of which everything does: the one a student is working on, first."""
+    passed = sum(r.passed for r in results)
+    return 0 if 0 < passed < len(results) else (1 if passed == 0 else 2)
+
+
+def _failing(failing: list[PropertyResult]) -> str:
+    """What still fails on an exercise, counted: ``3 properties, 1 locked case``."""
+    properties = sum(not _is_locked(r) for r in failing)
+    cases = len(failing) - properties
+    counted = [(properties, "property", "properties"), (cases, "locked case", "locked cases")]
+    return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counted if n)
+
+
+def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResult]]], locked: bool) -> str:
+    """The table's numbers in words, said once under it."""
+    words = ["Public properties: the properties this check runs, and the points they give out of what they are "
+             "worth."]
+    if any(sum(r.points for r in results if not _is_locked(r)) < e.points for e, results in checked):
+        words.append("Official grading also runs hidden properties, which make up the rest of an exercise's points "
+                     "(the points column): full public points do not mean full marks.")
+    if locked:
+        words.append("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
+                     "hash, so you learn pass or fail but never the answer; they give no points here, and official "
+                     "grading checks the same answers.")
+    if any(e.bonus for e, _ in checked):
+        words.append(f"Full marks are {course.max_score_text}: a bonus exercise's points come on top.")
+    words.append("An exercise is ready when nothing on its row still fails.")
+    return " ".join(words)
 
 
 def _is_locked(result: PropertyResult) -> bool:
@@ -103,20 +176,27 @@ def _without_summary(output: str) -> str:
 
 
 def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade | None, str]]) -> None:
-    """The batch summary: one row per submission, one column per exercise."""
+    """The batch summary: one row per submission, one column per exercise graded (``–`` where a
+    submission's grading left it out). Headers break before "bonus" and notes wrap rather than being
+    cut, so that an 80-column terminal shows them whole."""
+    graded = {module for _, grade, _ in rows if grade is not None for module in grade.by_exercise(course)}
+    exercises = [e for e in course.exercises if e.module in graded] or list(course.exercises)
+    modules = [e.module for e in exercises]
     table = Table(title=f"{course.title}: grades")
     table.add_column("submission", no_wrap=True)
-    labels = [e.module.split("_")[0] for e in course.exercises]
+    labels = [module.split("_")[0] for module in modules]
     if len(set(labels)) < len(labels):
-        labels = [e.module for e in course.exercises]
-    for label, exercise in zip(labels, course.exercises, strict=True):
-        table.add_column(f"{label}\n/{exercise.points_text}", justify="right")
-    table.add_column(f"total\n/{course.max_score_text}", justify="right")
-    table.add_column("note")
+        labels = modules
+    for label, exercise in zip(labels, exercises, strict=True):
+        table.add_column(f"{label}\n/{exercise.points}" + ("\nbonus" if exercise.bonus else ""), justify="right")
+    total = course.full_marks_text(modules).replace(" + ", "\n+").replace(" bonus", "\nbonus")
+    table.add_column(f"total\n/{total}", justify="right")
+    table.add_column("note", overflow="fold", min_width=12)
     for name, grade, note in rows:
         if grade is None:
-            table.add_row(name, *[""] * len(course.exercises), "", f"[red]{note}")
+            table.add_row(name, *[""] * len(exercises), "", f"[red]{escape(note)}")
             continue
         scores = grade.by_exercise(course)
-        table.add_row(name, *(f"{scores[e.module][0]:g}" for e in course.exercises), f"{grade.score:g}", note)
+        table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules), f"{grade.score:g}",
+                      escape(note))
     console.print(table)

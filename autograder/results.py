@@ -15,6 +15,7 @@ how long its messages are.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from .config import Course, Limits
@@ -31,6 +32,10 @@ class PropertyResult:
     passed: bool
     hidden: bool
     output: str
+    # the student's code stopped the property before it could judge an answer (a function not
+    # written yet, a module missing or not importable, the time budget used up): every property
+    # it stops fails with the same words, which a report says once
+    blocked: bool = False
 
     @property
     def title(self) -> str:
@@ -40,6 +45,27 @@ class PropertyResult:
     @property
     def status(self) -> str:
         return "passed" if self.passed else "failed"
+
+    @property
+    def description(self) -> str:
+        """The property's description, as its feedback begins (a hidden property's without its reason)."""
+        if self.hidden:
+            return self.output.rsplit(HIDDEN_REASON, 1)[0]
+        return split_feedback(self.output)[0]
+
+    @property
+    def reason(self) -> str:
+        """Why the property failed, in one line: a hidden property's reason (from a fixed set), or
+        the first line of a public property's message."""
+        if self.hidden:
+            return self.output.rsplit(HIDDEN_REASON, 1)[-1].strip().rstrip(".")
+        message = split_feedback(self.output)[1]
+        return next((line.strip() for line in message.splitlines() if line.strip()), "")
+
+    @property
+    def unwritten(self) -> bool:
+        """Whether it failed on a function the student has not written yet (still the stub)."""
+        return not self.passed and self.reason.endswith(NOT_WRITTEN)
 
 
 @dataclass(frozen=True)
@@ -55,10 +81,12 @@ class Grade:
     seconds: float | None
 
     @classmethod
-    def unreadable(cls, course: Course, message: str) -> Grade:
-        """Zero on every exercise of a submission that could not be read, and why."""
+    def unreadable(cls, course: Course, message: str, exercises: Collection[str] | None = None) -> Grade:
+        """Zero on every exercise graded (``exercises``, default all) of a submission that could not be read,
+        and why."""
         return cls(tuple(PropertyResult(exercise=e.module, name="submission", points=e.points, score=0, passed=False,
-                                        hidden=False, output=message) for e in course.exercises), (message,), None)
+                                        hidden=False, output=message)
+                         for e in course.exercises if exercises is None or e.module in exercises), (message,), None)
 
     @classmethod
     def joined(cls, parts: list[Grade], seconds: float | None) -> Grade:
@@ -80,8 +108,11 @@ class Grade:
         return "\n".join(self.notes)
 
     def by_exercise(self, course: Course) -> dict[str, tuple[float, int]]:
-        """Score and maximum per exercise module: every one of ``course``'s, then any other graded."""
-        scores = {e.module: [0.0, 0] for e in course.exercises}
+        """Score and maximum per exercise graded: ``course``'s in its order, then any other. An
+        exercise left out of the grading (``grade --exercise``) is not there: it was not graded,
+        which is not a zero."""
+        graded = {r.exercise for r in self.results}
+        scores = {e.module: [0.0, 0] for e in course.exercises if e.module in graded}
         for result in self.results:
             entry = scores.setdefault(result.exercise, [0.0, 0])
             entry[0] += result.score
@@ -112,7 +143,7 @@ class Grade:
     def _gradescope_test(self, result: PropertyResult, hidden_visibility: str) -> dict:
         extra: dict[str, object] = {"exercise": result.exercise}
         if self.seconds is not None:
-            extra |= {"property": result.name, "hidden": result.hidden}
+            extra |= {"property": result.name, "hidden": result.hidden} | ({"blocked": True} if result.blocked else {})
         return {"name": result.title, "score": result.score, "max_score": result.points, "status": result.status,
                 "visibility": hidden_visibility if result.hidden else "visible", "output": result.output,
                 "extra_data": extra}
@@ -124,8 +155,20 @@ class Grade:
             exercise=t["extra_data"]["exercise"], name=t["extra_data"].get("property", t["name"].split(": ", 1)[-1]),
             points=t["max_score"], score=t["score"], passed=t["status"] == "passed",
             hidden=t["extra_data"].get("hidden", False), output=t["output"],
+            blocked=t["extra_data"].get("blocked", False),
         ) for t in document["tests"])
         return cls(results, (document["output"],), document.get("execution_time"))
+
+
+HIDDEN_REASON = " — "  # a hidden property's feedback: "description — reason."
+NOT_WRITTEN = "not implemented yet"  # the reason of a call into a function still the stub (autograder.proxy)
+
+
+def split_feedback(output: str) -> tuple[str, str]:
+    """A public property's feedback as ``(description, message)``: the plugin writes the
+    description, a blank line, then the message and hypothesis's notes."""
+    description, _, message = output.strip("\n").partition("\n\n")
+    return description.strip(), message
 
 
 def clip(text: str, limit: int) -> str:

@@ -14,6 +14,7 @@ and these markers: ``@pytest.mark.points(n)`` (required) and ``@pytest.mark.hidd
 
 from __future__ import annotations
 
+import builtins
 import math
 import reprlib
 from collections.abc import Callable
@@ -53,16 +54,43 @@ def expect(condition: bool, message: str) -> None:
 
 def expect_error(call: Callable[[], Any], names: tuple[str, ...], what: str, naming: tuple[str, ...] = ()) -> None:
     """``call()`` must raise, in the student's code, one of the exception classes ``names``
-    (or a subclass), with every string of ``naming`` in its message."""
+    (or a subclass), with every string of ``naming`` in its message.
+
+    When ``names`` are built-in exceptions, the error must be no other built-in error besides:
+    one class that is a ValueError, a TypeError, a KeyError and an IndexError at once would
+    pass every such property without telling one bad input from another."""
     try:
         result = call()
     except StudentError as error:
         expect(error.is_a(*names), f"{what}: expected {' or '.join(names)}, got {error.type_name}: {error.message}")
+        others = _other_builtin_errors(error.mro, names)
+        expect(not others, f"{what}: expected {' or '.join(names)}, got {error.type_name}, which is also "
+                           f"{', '.join(others)}: raise the one error the rules name")
         for name in naming:
             expect(name in error.message,
                    f"{what}: the {error.type_name}'s message should name {name!r}: {error.message!r}")
         return
     raise AssertionError(f"{what}: expected {' or '.join(names)}, but it returned {show(result)}")
+
+
+def _other_builtin_errors(mro: list[str], names: tuple[str, ...]) -> list[str]:
+    """The built-in exceptions among the class names ``mro`` that are neither a base nor a
+    subclass of one of ``names``; none when a name is not a built-in (its bases are unknown here)."""
+    named = [_builtin_error(name) for name in names]
+    if None in named:
+        return []
+    found = []
+    for name in mro:
+        cls = _builtin_error(name)
+        if cls is not None and not any(issubclass(cls, n) or issubclass(n, cls) for n in named if n is not None):
+            found.append(name)
+    return found
+
+
+def _builtin_error(name: str) -> type[BaseException] | None:
+    """The built-in exception class called ``name``, if there is one."""
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
 
 
 def _same(a: Any, b: Any) -> bool:

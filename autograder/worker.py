@@ -4,7 +4,9 @@ This module runs inside the sandbox, next to ``codec.py`` and ``landlock.py`` (t
 engine files it can see): the grader starts Python with their folder first on ``sys.path``
 and calls :func:`main` (:meth:`autograder.sandbox.Worker._command`). It talks to the grader over its original stdin
 and stdout with length-prefixed JSON frames; once started it points file descriptors 0, 1
-and 2 at ``/dev/null``, so nothing the student prints can reach the grader. Before it
+and 2 at ``/dev/null``, so nothing the student prints can reach the grader's pipes: what a
+call prints through ``sys.stdout`` and ``sys.stderr`` goes back, bounded, as plain data in
+its answer (:func:`answer`). Before it
 imports any student code it confines itself (:func:`confine`) and sends one frame saying
 whether that worked. Objects that are not plain data stay here, in a table of handles.
 
@@ -14,6 +16,7 @@ only changes what the student's own calls return.
 
 import _signal as signal  # type: ignore[import-not-found]  # the signal module's enums took 3 ms of a start
 import builtins
+import io
 import os
 import resource
 import struct
@@ -30,6 +33,7 @@ else:  # the sibling modules, found on sys.path (no package inside the sandbox)
 PR_SET_PDEATHSIG = 1
 
 HEADER = struct.Struct(">I")
+PRINTED_CHARS = 8000  # of what one call prints, what crosses back with its answer
 
 
 def apply_limits(limits):
@@ -169,8 +173,15 @@ def serve(inbox, outbox, handles, roots):
 
 
 def answer(request, handles, roots):
-    """The answer to an import, a lookup or a call: ``ok`` and the result, or ``error``."""
+    """The answer to an import, a lookup or a call: ``ok`` and the result, or ``error``; a call's
+    answer also holds, as ``printed``, the start of what it wrote to ``sys.stdout`` and
+    ``sys.stderr``, if anything (imports and lookups print to /dev/null: their answers must be
+    the same in every fresh worker)."""
+    printed = Printed() if request["op"] == "call" else None
+    streams = sys.stdout, sys.stderr
     try:
+        if printed is not None:
+            sys.stdout = sys.stderr = printed
         if request["op"] == "import":
             __import__(request["module"])  # as importlib.import_module, whose package took 1 ms of every start
             result = sys.modules[request["module"]]
@@ -178,9 +189,30 @@ def answer(request, handles, roots):
             result = getattr(request["target"], request["name"])
         else:
             result = request["target"](*request["args"], **request["kwargs"])
-        return codec.dumps({"ok": result}, handles.number)
+        reply = {"ok": result}
     except BaseException as error:  # SystemExit and friends are the student's too
+        reply = {"error": describe_error(error, roots)}
+    finally:
+        sys.stdout, sys.stderr = streams
+    if printed is not None and printed.getvalue():
+        reply["printed"] = printed.getvalue()
+    try:
+        return codec.dumps(reply, handles.number)
+    except BaseException as error:
         return codec.dumps({"error": describe_error(error, roots)})
+
+
+class Printed(io.StringIO):
+    """``sys.stdout`` and ``sys.stderr`` during a call: keeps the first :data:`PRINTED_CHARS`
+    characters written, and one more if more came, so the grader can say it was cut."""
+
+    def write(self, text):
+        if not isinstance(text, str):
+            return super().write(text)  # raises TypeError, as any text stream does
+        room = PRINTED_CHARS + 1 - self.tell()
+        if room > 0:
+            super().write(text[:room])
+        return len(text)
 
 
 def call_member(request, handles, roots):

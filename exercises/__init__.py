@@ -8,12 +8,20 @@ Bad input
 Every graded function of every exercise checks its arguments by the same rules:
 
 - An argument of the wrong type is a ``TypeError``. The type is the one in the signature:
-  ``list[int]`` is a list of ints (one item of another type is a ``TypeError`` too),
-  ``dict[str, int]`` a dict of str to int, ``float`` an int or a float, ``Callable``
-  anything callable.
+  ``list[int]`` is a list of ints (one item of another type is a ``TypeError`` too, and so
+  is a tuple in place of the list), ``dict[str, int]`` a dict of str to int, ``float`` an
+  int or a float, ``Callable`` anything callable.
+- A ``bool`` is not a number: ``True`` or ``False`` where an int or a float is expected is a
+  ``TypeError`` (Python says ``isinstance(True, int)``, so test ``isinstance(x, bool)``
+  first, or ``type(x) is int``). Where a ``bool`` is expected, ``0`` and ``1`` are not one.
+- Where a set is accepted, a ``frozenset`` is one too.
 - A value of the right type that is not allowed (a negative count, an empty list, an
-  unknown language, ...) is a ``ValueError``. Each function's "Raises" sentence says which
-  values it allows.
+  unknown language, an id outside the vocabulary, ...) is a ``ValueError``, also when
+  looking it up fails: not a ``KeyError`` or an ``IndexError``. Each function's "Raises"
+  sentence says which values it allows.
+- Each bad input is one error: raise ``TypeError`` or ``ValueError`` (or a class of your own
+  derived from the one the rule names, such as ``class VocabError(ValueError)``). A class
+  derived from both, or from ``KeyError`` or ``IndexError`` as well, is neither.
 - The message of either contains the argument's name: ``"num_merges must be >= 0, got -1"``.
 - Arguments are checked in signature order, and the first bad one is reported.
 """

@@ -21,6 +21,7 @@ Rules
 - Training stops early when no pair is left (fewer than two tokens), so it may make fewer
   merges than asked.
 - Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+  ``True`` is not an int there, and a tuple is not a list (``pair`` is the one tuple).
 - No function changes its arguments.
 
 Example::
@@ -82,7 +83,7 @@ def merge_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
     Examples: ``merge_pair([1, 2, 3, 1, 2], (1, 2), 256) == [256, 3, 256]`` and
     ``merge_pair([5, 5, 5], (5, 5), 256) == [256, 5]``.
 
-    Raises ``TypeError`` per the bad-input rules (``pair`` holds exactly two ints).
+    Raises ``TypeError`` per the bad-input rules (``pair`` is a tuple of exactly two ints).
     """
     raise NotImplementedError("merge_pair is not implemented yet")
 

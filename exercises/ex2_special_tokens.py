@@ -30,6 +30,7 @@ Rules
   ordinary text, turn each pre-token into byte ids and apply the learned merges in rank
   order (the merge learned first is applied first).
 - Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+  ``True`` is not an int there, and a ``frozenset`` is a set.
 - No method changes its arguments.
 
 Example::
@@ -107,7 +108,7 @@ class SpecialTokenizer:
 
         ``allowed_special`` says which special-token strings in ``text`` become their ids:
         ``"all"`` (all three), ``"none"`` (none: they are encoded as ordinary text, byte by
-        byte and merged like any text), or a ``set``, ``list`` or ``tuple`` of
+        byte and merged like any text), or a ``set`` (or ``frozenset``), ``list`` or ``tuple`` of
         special-token strings (only those; the others are ordinary text). Where two allowed
         special tokens could start at the same place, the longest wins. The ordinary text
         between them is pre-tokenized and each pre-token becomes its byte ids (``b + 3``)
@@ -116,8 +117,9 @@ class SpecialTokenizer:
         gives ``[]`` (or ``[1]`` with ``add_eos``).
 
         Raises ``TypeError``/``ValueError`` per the bad-input rules (``allowed_special``:
-        a str or a set, list or tuple; a str other than ``"all"``/``"none"``, or a member
-        that is not a special-token string, is a ``ValueError``; ``add_eos``: a ``bool``).
+        a str, or a set (a ``frozenset`` too), list or tuple; a str other than
+        ``"all"``/``"none"``, or a member that is not a special-token string, is a
+        ``ValueError``; ``add_eos``: ``True`` or ``False``, not ``0`` or ``1``).
         """
         raise NotImplementedError("SpecialTokenizer.encode is not implemented yet")
 

@@ -27,6 +27,7 @@ Rules
   occurrence.
 - Both trainers stop early when no word has two units left.
 - Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+  ``True`` is not an int there, and a tuple or a set is not a list.
 - No function changes its arguments.
 
 Example::

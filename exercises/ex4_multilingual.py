@@ -19,6 +19,7 @@ Rules
 - ``parallel`` maps a language code to its list of sentences; sentence ``i`` of every
   language says the same thing.
 - Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+  A tuple is not a list there.
 - No function changes its arguments.
 
 Example::

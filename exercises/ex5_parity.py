@@ -16,6 +16,7 @@ Rules
   left to right without overlap; ties go to the pair whose first occurrence is leftmost;
   training stops early when no pair is left.
 - Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+  ``True`` is not a number there.
 
 Example::
 

@@ -21,6 +21,7 @@ Rules
 - Viterbi ties: among segmentations with equal scores, the one whose last piece is longest
   wins, then the one whose second-to-last piece is longest, and so on.
 - Bad input raises ``TypeError``/``ValueError`` by the rules in ``exercises/__init__.py``.
+  ``True`` is not a number there.
 - No function changes its arguments.
 
 Example::

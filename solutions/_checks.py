@@ -1,8 +1,8 @@
 """Argument checks shared by the reference solutions.
 
-Every check raises the error the spec's "Bad input" rule asks for: a ``TypeError`` for a
-value of the wrong type and a ``ValueError`` for a value out of range, both naming the
-argument. ``bool`` is never accepted where an ``int`` is expected.
+Every check raises the error the bad-input rules of ``exercises/__init__.py`` ask for: a
+``TypeError`` for a value of the wrong type (a tuple is not a list, and a ``bool`` is never
+an ``int``) and a ``ValueError`` for a value out of range, both naming the argument.
 """
 
 from typing import Any
@@ -25,10 +25,10 @@ def check_int(value: Any, name: str, minimum: int | None = 0) -> int:
     return value
 
 
-def check_ids(value: Any, name: str) -> list[int]:
-    """Return ``value`` as a list if it is a list or tuple of ``int`` (no ``bool``)."""
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} must be a list of ints, got {type(value).__name__}")
+def check_ids(value: Any, name: str, container: type = list) -> list[int]:
+    """Return ``value`` as a list if it is a ``container`` of ``int`` (no ``bool``)."""
+    if not isinstance(value, container):
+        raise TypeError(f"{name} must be a {container.__name__} of ints, got {type(value).__name__}")
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int):
             raise TypeError(f"{name} must hold only ints, found {type(item).__name__}")

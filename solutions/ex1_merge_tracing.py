@@ -49,7 +49,7 @@ def merge_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
     ids = check_ids(ids, "ids")
     if not isinstance(pair, tuple) or len(pair) != 2:
         raise TypeError(f"pair must be a tuple of two ints, got {pair!r}")
-    check_ids(pair, "pair")
+    check_ids(pair, "pair", tuple)
     check_int(new_id, "new_id", minimum=None)
     return _bpe.replace_pair(ids, pair, new_id)
 
@@ -73,7 +73,7 @@ def trace_merges(text: str, num_merges: int) -> list[MergeStep]:
 
 def _check_steps(steps: list[MergeStep]) -> list[MergeStep]:
     """Return ``steps`` as ``MergeStep`` values, or raise ``TypeError`` naming ``steps``."""
-    if not isinstance(steps, (list, tuple)):
+    if not isinstance(steps, list):
         raise TypeError(f"steps must be a list of MergeStep, got {type(steps).__name__}")
     for step in steps:
         if not isinstance(step, (list, tuple)) or len(step) != len(MergeStep._fields):

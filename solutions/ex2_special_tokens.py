@@ -168,7 +168,7 @@ class SpecialTokenizer:
     ) -> tuple[list[list[int]], list[list[int]]]:
         """Right-pad every sequence with ``<pad>`` to ``length`` (default: the longest) and
         return ``(ids, attention_mask)``; a sequence longer than ``length`` is a ValueError."""
-        if not isinstance(batch, (list, tuple)):
+        if not isinstance(batch, list):
             raise TypeError(f"batch must be a list of lists of ints, got {type(batch).__name__}")
         rows = [check_ids(row, "batch") for row in batch]
         if length is None:

@@ -103,8 +103,8 @@ def train_bpe_pieces(text: str, num_merges: int) -> list[str]:
 
 
 def _check_vocab(vocab, name: str) -> list[str]:
-    """Return ``vocab`` as a list if it is a list, tuple or set of strings."""
-    if not isinstance(vocab, (list, tuple, set, frozenset)):
+    """Return a copy of ``vocab`` if it is a list of strings."""
+    if not isinstance(vocab, list):
         raise TypeError(f"{name} must be a list of strings, got {type(vocab).__name__}")
     for token in vocab:
         check_str(token, f"{name} entry")

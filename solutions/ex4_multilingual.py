@@ -21,8 +21,8 @@ Encode = Callable[[str], list[int]]
 
 
 def _check_texts(texts, name: str) -> list[str]:
-    """Return ``texts`` as a list if it is a list or tuple of strings."""
-    if not isinstance(texts, (list, tuple)):
+    """Return a copy of ``texts`` if it is a list of strings."""
+    if not isinstance(texts, list):
         raise TypeError(f"{name} must be a list of strings, got {type(texts).__name__}")
     for text in texts:
         check_str(text, f"{name} entry")

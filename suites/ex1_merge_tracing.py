@@ -221,7 +221,7 @@ def test_token_tree_of_the_is_nested_pairs(student, reference, text, num_merges)
         plain = [tuple(step) for step in steps]
         last = steps[-1].new_id
         expect_equal(student.token_tree(plain, last), reference.token_tree(steps, last),
-                     f"token_tree(<trace_merges({text!r}, {num_merges}) as plain tuples>, {last})")
+                     f"token_tree([tuple(step) for step in trace_merges({text!r}, {num_merges})], {last})")
 
 
 @points(1)
@@ -231,7 +231,7 @@ def test_token_tree_rejects_unknown_id(student, reference, text, num_merges, ext
     steps = reference.trace_merges(text, num_merges)
     for token_id in (256 + len(steps) + extra, -1 - extra):
         expect_error(lambda token_id=token_id: student.token_tree(steps, token_id), ("ValueError",),
-                     f"token_tree(<{len(steps)} steps>, {token_id})", naming=("token_id",))
+                     f"token_tree(trace_merges({text!r}, {num_merges}), {token_id})", naming=("token_id",))
 
 
 # --------------------------------------------------------------------------- render_trace
@@ -264,28 +264,43 @@ def test_render_trace_escapes_control_chars_and_partial_utf8(student, reference,
 # --------------------------------------------------------------------------- trace_word_merges
 
 
+TEXTBOOK = {"lower": 5, "lowest": 2, "newest": 6}
+TEXTBOOK_MERGES = [(("w", "e"), 13), (("we", "s"), 8), (("wes", "t"), 8)]
+
+
+def _scaled_textbook(n: int) -> dict[str, int]:
+    return {word: count * n for word, count in TEXTBOOK.items()}
+
+
+# the textbook's table with every count times n (the same merges, their counts times n), or one
+# word of distinct letters with any count (every pair counts the same, so the leftmost wins)
+_textbook_tables = st.one_of(
+    st.integers(1, 4).map(_scaled_textbook),
+    st.builds(lambda word, count: {word: count},
+              st.lists(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=2, max_size=8, unique=True).map("".join),
+              st.integers(1, 9)),
+)
+
+
 @points(1)
-@given(num_merges=st.integers(3, 12), scale=st.integers(1, 4),
-       word=st.lists(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=2, max_size=8, unique=True).map("".join),
-       count=st.integers(1, 9))
-@example(num_merges=3, scale=3, word="low", count=2)
-def test_trace_word_merges_textbook_example(student, num_merges, scale, word, count):
+@given(table=_textbook_tables, num_merges=st.integers(3, 12))
+@example(table=TEXTBOOK, num_merges=3)
+@example(table=_scaled_textbook(3), num_merges=3)
+@example(table={"low": 2}, num_merges=3)
+def test_trace_word_merges_textbook_example(student, table, num_merges):
     ("""trace_word_merges on {'lower': 5, 'lowest': 2, 'newest': 6} starts with ('w','e') 13, ('we','s') 8, """
      """('wes','t') 8; other tables alike.""")
-    textbook = [(("w", "e"), 13), (("we", "s"), 8), (("wes", "t"), 8)]
-    for n in sorted({1, scale}):  # the textbook's counts times n: the same merges, their counts times n
-        table = {"lower": 5 * n, "lowest": 2 * n, "newest": 6 * n}
-        got = student.trace_word_merges(table, num_merges)
-        what = f"trace_word_merges({table!r}, {num_merges})"
+    got = student.trace_word_merges(table, num_merges)
+    what = f"trace_word_merges({table!r}, {num_merges})"
+    if table.keys() == TEXTBOOK.keys():
+        n = table["lower"] // TEXTBOOK["lower"]
         expect(isinstance(got, list) and 3 <= len(got) <= num_merges,
                f"{what}: expected a list of 3 to {num_merges} merges, got {show(got)}")
-        expect_equal(got[:3], [(pair, c * n) for pair, c in textbook],
-                     f"the first three merges of {what} (every count times {n})")
-    # one word of distinct letters: every pair counts `count`, so the leftmost pair wins each time
-    table = {word: count}
-    expect_equal(student.trace_word_merges(table, num_merges),
-                 [((word[:k], word[k]), count) for k in range(1, min(num_merges + 1, len(word)))],
-                 f"trace_word_merges({table!r}, {num_merges})")
+        expect_equal(got[:3], [(pair, count * n) for pair, count in TEXTBOOK_MERGES],
+                     f"the first three merges of {what}")
+    else:
+        (word, count), = table.items()
+        expect_equal(got, [((word[:k], word[k]), count) for k in range(1, min(num_merges + 1, len(word)))], what)
 
 
 @points(1)
@@ -317,8 +332,9 @@ def test_word_merge_ties_follow_dict_order(student, reference, words, num_merges
 @points(1)
 @given(num_merges=st.integers(-5, -1))
 def test_bad_arguments_raise_errors_naming_them(student, num_merges):
-    ("""Negative num_merges, word counts below 1 and steps using an unknown id are ValueErrors; a non-str text, """
-     """non-list ids, a pair not of two ints or a non-int count a TypeError; each names the argument.""")
+    ("""Negative num_merges, word counts below 1 and steps using an unknown id are ValueErrors; a non-str text, ids """
+     """that are not a list of ints (a tuple is not one), a pair not a tuple of two ints, or a count or num_merges """
+     """that is not an int (True is not one) a TypeError; each names the argument.""")
     expect_error(lambda: student.trace_merges("abc", num_merges), ("ValueError",), f"trace_merges('abc', {num_merges})",
                  naming=("num_merges",))
     expect_error(lambda: student.trace_merges(b"abc", 2), ("TypeError",), "trace_merges(b'abc', 2)", naming=("text",))
@@ -327,6 +343,10 @@ def test_bad_arguments_raise_errors_naming_them(student, num_merges):
     expect_error(lambda: student.trace_word_merges({"ab": 0}, 2), ("ValueError",), "trace_word_merges({'ab': 0}, 2)",
                  naming=("word_counts",))
     expect_error(lambda: student.get_pair_counts("abc"), ("TypeError",), "get_pair_counts('abc')", naming=("ids",))
+    expect_error(lambda: student.get_pair_counts((1, 2, 1)), ("TypeError",), "get_pair_counts((1, 2, 1))",
+                 naming=("ids",))
+    expect_error(lambda: student.trace_merges("abc", True), ("TypeError",), "trace_merges('abc', True)",
+                 naming=("num_merges",))
     for count in (num_merges, 1.5, "2"):  # a count below 1, or not an int
         expect_error(lambda count=count: student.trace_word_merges({"ab": 2, "cd": count}, 2),
                      ("ValueError",) if count == num_merges else ("TypeError",),

@@ -201,6 +201,7 @@ def test_encode_applies_learned_merges_in_rank_order(student, reference, train, 
 @given(train=S.special_texts(), text=S.special_texts(), num_merges=S.merges(15), allowed=S.allowed_special())
 @example(train="ab<eos>", text="<eos>ab<pad><unk>", num_merges=2, allowed={"<pad>"})
 @example(train="ab<eos>", text="ab<eos>", num_merges=2, allowed="none")
+@example(train="ab<eos>", text="<eos>ab<pad><unk>", num_merges=2, allowed=frozenset({"<pad>", "<unk>"}))
 def test_allowed_special_all_none_or_subset(student, reference, train, text, num_merges, allowed):
     """allowed_special 'all', 'none' or a collection decides which special strings become ids; others are text."""
     mine, ref = _trained(student, reference, train, num_merges)
@@ -272,7 +273,7 @@ def test_invalid_utf8_decodes_to_replacement_char(student, text, start, stop):
 @given(text=S.texts(), num_merges=S.merges(10), extra=st.integers(0, 50), batch=S.batches())
 def test_bad_ids_and_lengths_raise_value_error(student, text, num_merges, extra, batch):
     ("""decode and id_to_token raise ValueError for an id outside 0 .. vocab_size - 1, and pad_batch for a length """
-     """shorter than a sequence.""")
+     """shorter than a sequence; True is not an id (a TypeError).""")
     tok = student.SpecialTokenizer()
     tok.train(text, num_merges)
     size = tok.vocab_size
@@ -282,6 +283,7 @@ def test_bad_ids_and_lengths_raise_value_error(student, text, num_merges, extra,
                      f"decode([100, {bad}]) with vocab_size {size}")
         expect_error(lambda bad=bad: tok.id_to_token(bad), ("ValueError",),
                      f"id_to_token({bad}) with vocab_size {size}")
+    expect_error(lambda: tok.id_to_token(True), ("TypeError",), "id_to_token(True)", naming=("i",))
     longest = max((len(row) for row in batch), default=0)
     if longest > 0:
         expect_error(lambda: tok.pad_batch(batch, longest - 1), ("ValueError",), f"pad_batch({batch!r}, {longest - 1})",

@@ -48,11 +48,13 @@ def test_wordpiece_score_divides_integer_product_once(student, pair_count, left_
 @given(pair_count=st.integers(0, 60), count=st.integers(1, 60), bad=st.integers(-3, 0))
 @example(pair_count=1, count=5, bad=0)
 def test_bad_counts_raise_value_error_naming_them(student, pair_count, count, bad):
-    """A unit count below 1 or a negative pair count is a ValueError naming that count."""
+    """A unit count below 1 or a negative pair count is a ValueError naming that count; True as a count a TypeError."""
     for args, name in (((pair_count, bad, count), "left_count"), ((pair_count, count, bad), "right_count"),
                        ((bad - 1, count, count), "pair_count")):
         expect_error(lambda args=args: student.wordpiece_score(*args), ("ValueError",),
                      f"wordpiece_score{args}", naming=(name,))
+    expect_error(lambda: student.wordpiece_score(pair_count, True, count), ("TypeError",),
+                 f"wordpiece_score({pair_count}, True, {count})", naming=("left_count",))
 
 
 @points(1)
@@ -184,7 +186,7 @@ def test_unknown_and_too_long_words_become_one_unk(student, reference, vocab, te
                  f"tokenize_wordpiece({vocab!r}, {text!r}, unk={unk!r}, max_chars={max_chars})")
     edge = f"{'a' * 100} {'a' * 101} {'a' * 99}"  # the default max_chars: 100 characters still count
     expect_equal(student.tokenize_wordpiece(["a", "##a"], edge), reference.tokenize_wordpiece(["a", "##a"], edge),
-                 "tokenize_wordpiece(['a', '##a'], <words of 100, 101 and 99 a's>)")
+                 "tokenize_wordpiece(['a', '##a'], 'a' * 100 + ' ' + 'a' * 101 + ' ' + 'a' * 99)")
     expect_error(lambda: student.tokenize_wordpiece(vocab, text, unk, 0), ("ValueError",),
                  f"tokenize_wordpiece({vocab!r}, {text!r}, {unk!r}, 0)", naming=("max_chars",))
     for entry in (7, None, b"a"):

@@ -213,12 +213,12 @@ def test_unreachable_target_raises_value_error_naming_target_and_max_merges(stud
 @given(tolerance=st.sampled_from([0, 0.0, 1, 1.0, -0.1, 1.5]), target=st.sampled_from([0, 0.0, -0.5]))
 def test_parity_rejects_bad_tolerance_and_target(student, tolerance, target):
     ("""A tolerance outside (0, 1) or a target_ratio that is not above 0 is a ValueError naming it, either one not a """
-     """number a TypeError; an empty text is a ValueError too.""")
+     """number a TypeError (True is not a number); an empty text is a ValueError too.""")
     expect_error(lambda: student.merges_for_parity("abab", 0.5, tolerance), ("ValueError",),
             f"merges_for_parity('abab', 0.5, {tolerance!r})", naming=("tolerance",))
     expect_error(lambda: student.merges_for_parity("abab", target), ("ValueError",),
             f"merges_for_parity('abab', {target!r})", naming=("target_ratio",))
-    for bad in ("0.5", None, [0.5]):
+    for bad in ("0.5", None, [0.5], True):
         expect_error(lambda bad=bad: student.merges_for_parity("abab", bad), ("TypeError",),
                      f"merges_for_parity('abab', {bad!r})", naming=("target_ratio",))
         expect_error(lambda bad=bad: student.merges_for_parity("abab", 0.5, bad), ("TypeError",),

@@ -118,6 +118,8 @@ def dyadic_vocab(draw, alphabet=ALPHABET, all_chars=True):
 
 short_texts = st.text(ALPHABET, max_size=8)
 short_words = st.dictionaries(st.text(ALPHABET, min_size=1, max_size=6), st.integers(1, 5), min_size=1, max_size=4)
+# 2,806 substrings seen twice, more than any seed_size default but the pinned 10,000 keeps
+LONG_WORDS = " ".join(["".join(chr(97 + (k + j * (k + 3)) % 26) for j in range(18)) for k in range(20)] * 2)
 word_texts = st.lists(st.sampled_from(["hug", "hugs", "pug", "pun", "bun", "ab", "abab", "ba", "a", "tab", "!", "ta"]),
                       max_size=14).map(" ".join)
 
@@ -197,6 +199,7 @@ def test_expected_counts_are_posterior_piece_counts(student, word_counts, logpro
 @example(word_counts={"ab": 3}, logprobs={"a": -2.0, "b": -2.0, "ab": -4.0, "c": -1.0})
 @example(word_counts={"abab": 2, "ba": 1}, logprobs={"a": -1.0, "b": -1.0, "ab": -1.5, "abab": -2.5, "ba": -1.25,
                                                       "c": -0.5})
+@example(word_counts={"ab": 1, "aaaa": 1}, logprobs={"a": -1.0, "b": -1.0, "ab": -746.0})  # "ab"'s share underflows
 def test_em_step_normalises_expected_counts_and_never_lowers_the_likelihood(student, word_counts, logprobs):
     """em_step gives log(expected / Σ expected), dropping pieces never expected; from a normalised
     vocabulary, three steps in a row never lower the corpus's marginal log-likelihood (within 1e-9)."""
@@ -207,7 +210,7 @@ def test_em_step_normalises_expected_counts_and_never_lowers_the_likelihood(stud
         what = f"em_step({word_counts!r}, {current!r}) (step {step + 1})"
         counts = _brute_counts(word_counts, current)
         total = sum(counts.values())
-        expected = {p: math.log(c / total) for p, c in counts.items() if c > 0}
+        expected = {p: math.log(c) - math.log(total) for p, c in counts.items() if c > 0}
         got = student.em_step(word_counts, current)
         expect(isinstance(got, dict) and list(got) == list(expected),
                f"{what}: expected the pieces {list(expected)!r} in that order, got {show(got)}")
@@ -259,6 +262,9 @@ def test_removal_loss_is_the_fall_of_the_viterbi_likelihood(student, word_counts
 @example(text="abab abab ba tab ta", vocab_size=5, max_piece_len=3)
 @example(text="abab abab", vocab_size=4, max_piece_len=4)  # EM starves "ab" to an expected count of 0.0
 @example(text="hugs hugs", vocab_size=14, max_piece_len=2)  # "gs" starts at the third character
+@example(text="aaa", vocab_size=5, max_piece_len=3)  # "aa" occurs twice in "aaa", overlapping
+@example(text="hug, hug, hugs!", vocab_size=30, max_piece_len=4)  # words are WORD_PATTERN's: "g," is no piece
+@example(text=LONG_WORDS, vocab_size=10**6, max_piece_len=16)  # the seed keeps 10,000 substrings by default
 def test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_size(student, text, vocab_size,
                                                                                  max_piece_len):
     """train_unigram keeps every character of the words, its log-probabilities sum to 1 (log-sum-exp 0
@@ -292,6 +298,8 @@ def test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_si
 @example(text="hug hugs pug pun bun hug", vocab_size=8, options={"seed_size": 2})
 @example(text="hugs hugs", vocab_size=12, options={"seed_size": 4})  # the cut falls inside a tie of scores
 @example(text="internationalizations internationalizations", vocab_size=300, options={})  # max_piece_len=16
+@example(text="hug hug abab abab", vocab_size=7, options={})  # EM starves "a" and "b": put back in place
+@example(text="aaaa baaab aaa", vocab_size=6, options={"shrink_factor": 0.5})  # overlapping occurrences count
 def test_train_unigram_prunes_smallest_losses_like_reference(student, reference, text, vocab_size, options):
     """train_unigram seeds, runs EM and prunes the pieces of smallest removal loss in the pinned
     order, with the pinned defaults: the same pieces, in the same order, with the same
@@ -317,27 +325,32 @@ def test_train_unigram_prunes_smallest_losses_like_reference(student, reference,
 @example(text="ab", bad=0.5)
 def test_bad_unigram_arguments_raise_errors_naming_them(student, text, bad):
     """Wrong types are TypeErrors and bad values ValueErrors naming the argument; an uncovered text
-    is a ValueError naming text."""
+    is a ValueError naming text, and a word no segmentation covers one naming word_counts."""
     ok = {"a": -1.0, "b": -1.0}
-    cases = [
-        (lambda: student.viterbi_segment(3, ok), "TypeError", "text"),
-        (lambda: student.viterbi_segment(text, {"a": -1.0, "b": bad}), "ValueError", "logprobs"),
-        (lambda: student.viterbi_segment(text + "c", ok), "ValueError", "text"),
-        (lambda: student.marginal_logprob(text + "c", ok), "ValueError", "text"),
-        (lambda: student.marginal_logprob("ca", ok), "ValueError", "text"),  # the last piece follows a gap
-        (lambda: student.marginal_logprob(text, ["a"]), "TypeError", "logprobs"),
-        (lambda: student.expected_counts({"ab": 0}, ok), "ValueError", "word_counts"),
-        (lambda: student.expected_counts({"ca": 1}, ok), "ValueError", "word_counts"),
-        (lambda: student.em_step({"ab": "1"}, ok), "TypeError", "word_counts"),
-        (lambda: student.removal_loss({"ab": 1}, {"": -1.0, **ok}), "ValueError", "logprobs"),
-        (lambda: student.train_unigram(text, 0), "ValueError", "vocab_size"),
-        (lambda: student.train_unigram(text, 5, max_piece_len=0), "ValueError", "max_piece_len"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=1.0), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=0.0), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=-0.5), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor=1.5), "ValueError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, shrink_factor="0.5"), "TypeError", "shrink_factor"),
-        (lambda: student.train_unigram(text, 5, em_iterations=-1), "ValueError", "em_iterations"),
+    cases = [  # (function, arguments, keyword arguments, the error, the argument it names)
+        ("viterbi_segment", (3, ok), {}, "TypeError", "text"),
+        ("viterbi_segment", (text, {"a": -1.0, "b": bad}), {}, "ValueError", "logprobs"),
+        ("viterbi_segment", (text + "c", ok), {}, "ValueError", "text"),
+        ("marginal_logprob", (text + "c", ok), {}, "ValueError", "text"),
+        ("marginal_logprob", ("ca", ok), {}, "ValueError", "text"),  # the last piece follows a gap
+        ("marginal_logprob", (text, ["a"]), {}, "TypeError", "logprobs"),
+        ("expected_counts", ({"ab": 0}, ok), {}, "ValueError", "word_counts"),
+        ("expected_counts", ({"ca": 1}, ok), {}, "ValueError", "word_counts"),
+        ("em_step", ({"ab": "1"}, ok), {}, "TypeError", "word_counts"),
+        ("em_step", ({"ca": 1}, ok), {}, "ValueError", "word_counts"),
+        ("removal_loss", ({"ab": 1}, {"": -1.0, **ok}), {}, "ValueError", "logprobs"),
+        ("removal_loss", ({"ab": 1, "ca": 2}, ok), {}, "ValueError", "word_counts"),
+        ("train_unigram", (3, 5), {}, "TypeError", "text"),
+        ("train_unigram", (text, 0), {}, "ValueError", "vocab_size"),
+        ("train_unigram", (text, True), {}, "TypeError", "vocab_size"),
+        ("train_unigram", (text, 5), {"max_piece_len": 0}, "ValueError", "max_piece_len"),
+        *(("train_unigram", (text, 5), {"shrink_factor": factor}, "ValueError", "shrink_factor")
+          for factor in (1.0, 0.0, -0.5, 1.5)),
+        ("train_unigram", (text, 5), {"shrink_factor": "0.5"}, "TypeError", "shrink_factor"),
+        ("train_unigram", (text, 5), {"em_iterations": -1}, "ValueError", "em_iterations"),
+        ("train_unigram", (text, 5), {"seed_size": -1}, "ValueError", "seed_size"),
     ]
-    for call, error, name in cases:
-        expect_error(call, (error,), f"a call with a bad {name}", naming=(name,))
+    for function, args, kwargs, error, name in cases:
+        shown = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
+        expect_error(lambda function=function, args=args, kwargs=kwargs: getattr(student, function)(*args, **kwargs),
+                     (error,), f"{function}({shown})", naming=(name,))

@@ -356,6 +356,72 @@ MUTANTS: list[Mutant] = [
     Mutant(EX6, "no_final_em_step", "ex6_unigram.py", [
         ("    return _em_keeping_pieces(words, logprobs)\n", "    return logprobs\n"),
     ], fails="test_train_unigram_prunes_smallest_losses_like_reference"),
+    # the rules of ex6's docstrings that no property checked until these mistakes were planted
+    Mutant(EX6, "seed_counts_substrings_without_overlap", "ex6_unigram.py", [
+        ("            for j in range(i + 2, min(len(word), i + max_piece_len) + 1):\n"
+         "                substrings[word[i:j]] += count\n", ""),
+        ("    frequent = sorted(",
+         "    for word, count in word_counts.items():  # str.count skips overlapping occurrences\n"
+         "        for s in {word[i:j] for i in range(len(word))\n"
+         "                  for j in range(i + 2, min(len(word), i + max_piece_len) + 1)}:\n"
+         "            substrings[s] += count * word.count(s)\n"
+         "    frequent = sorted("),
+    ], fails="test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_size"),
+    Mutant(EX6, "words_split_on_whitespace", "ex6_unigram.py", [
+        ("    words = dict(Counter(re.findall(WORD_PATTERN, text)))", "    words = dict(Counter(text.split()))"),
+    ], fails="test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_size"),
+    Mutant(EX6, "seed_size_default_1000", "ex6_unigram.py", [
+        ("def train_unigram(text: str, vocab_size: int, *, max_piece_len: int = 16, seed_size: int = 10_000,",
+         "def train_unigram(text: str, vocab_size: int, *, max_piece_len: int = 16, seed_size: int = 1_000,"),
+    ], fails="test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_size"),
+    Mutant(EX6, "starved_piece_put_back_at_the_end", "ex6_unigram.py", [
+        ("    return {p: new.get(p, LOST_PIECE) for p in logprobs}",
+         "    return {**new, **{p: LOST_PIECE for p in logprobs if p not in new}}"),
+    ], fails="test_train_unigram_prunes_smallest_losses_like_reference"),
+    Mutant(EX6, "em_step_divides_before_the_log", "ex6_unigram.py", [
+        ("math.log(c) - math.log(total) for piece, c in counts.items() if c > 0}",
+         "math.log(c / total) for piece, c in counts.items() if c > 0}"),
+    ], fails="test_em_step_normalises_expected_counts_and_never_lowers_the_likelihood"),
+    Mutant(EX6, "em_step_skips_uncoverable_words", "ex6_unigram.py", [
+        ("    _check_logprobs(logprobs)\n    return _em(word_counts, logprobs)\n",
+         "    _check_logprobs(logprobs)\n    longest = _longest(logprobs)\n"
+         "    return _em({w: n for w, n in word_counts.items() if _viterbi(w, logprobs, longest)}, logprobs)\n"),
+    ], fails="test_bad_unigram_arguments_raise_errors_naming_them"),
+    Mutant(EX6, "removal_loss_skips_uncoverable_words", "ex6_unigram.py", [
+        ("        if found is None:\n            raise ValueError(f\"word_counts: the word {word!r} has no "
+         "segmentation into the vocabulary's pieces\")\n        pieces, score = found\n",
+         "        if found is None:\n            continue\n        pieces, score = found\n"),
+    ], fails="test_bad_unigram_arguments_raise_errors_naming_them"),
+    Mutant(EX6, "seed_size_below_zero_accepted", "ex6_unigram.py", [
+        ('    check_int(seed_size, "seed_size")\n', '    check_int(seed_size, "seed_size", minimum=None)\n'),
+    ], fails="test_bad_unigram_arguments_raise_errors_naming_them"),
+    Mutant(EX6, "train_unigram_text_unchecked", "ex6_unigram.py", [
+        ('    check_str(text, "text")\n    check_int(vocab_size', "    check_int(vocab_size"),
+    ], fails="test_bad_unigram_arguments_raise_errors_naming_them"),
+    # the bad-input rules of exercises/__init__.py: a bool is no number, a tuple no list, a frozenset a set
+    Mutant(EX1, "bool_taken_for_an_int", "_checks.py", [
+        ("    if isinstance(value, bool) or not isinstance(value, int):\n", "    if not isinstance(value, int):\n"),
+    ], fails="test_bad_arguments_raise_errors_naming_them"),
+    Mutant(EX1, "tuple_taken_for_a_list", "_checks.py", [
+        ("    if not isinstance(value, container):\n", "    if not isinstance(value, (container, tuple)):\n"),
+    ], fails="test_bad_arguments_raise_errors_naming_them"),
+    Mutant(EX2, "bool_taken_for_an_id", "_checks.py", [
+        ("    if isinstance(value, bool) or not isinstance(value, int):\n", "    if not isinstance(value, int):\n"),
+    ], fails="test_bad_ids_and_lengths_raise_value_error"),
+    Mutant(EX2, "frozenset_refused_as_allowed_special", "ex2_special_tokens.py", [
+        ("    if not isinstance(allowed_special, (set, frozenset, list, tuple)):\n",
+         "    if not isinstance(allowed_special, (set, list, tuple)):\n"),
+    ], fails="test_allowed_special_all_none_or_subset"),
+    Mutant(EX3, "bool_taken_for_a_count", "_checks.py", [
+        ("    if isinstance(value, bool) or not isinstance(value, int):\n", "    if not isinstance(value, int):\n"),
+    ], fails="test_bad_counts_raise_value_error_naming_them"),
+    Mutant(EX5, "bool_taken_for_a_number", "ex5_parity.py", [
+        ("    if isinstance(value, bool) or not isinstance(value, (int, float)):\n",
+         "    if not isinstance(value, (int, float)):\n"),
+    ], fails="test_parity_rejects_bad_tolerance_and_target"),
+    Mutant(EX6, "bool_taken_for_vocab_size", "_checks.py", [
+        ("    if isinstance(value, bool) or not isinstance(value, int):\n", "    if not isinstance(value, int):\n"),
+    ], fails="test_bad_unigram_arguments_raise_errors_naming_them"),
 ]
 
 

@@ -10,13 +10,17 @@ of degenerate value:
 - ``examples``: the docstrings' worked examples answered right, empty everywhere else;
 - ``fake``: self-consistent fakes: an ``encode`` that ``decode`` inverts but that never
   merges (ids are the raw bytes), premiums of ``1.0`` everywhere, a decreasing ratio curve
-  made up from the text's length, and so on.
+  made up from the text's length, and so on;
+- ``every_error``: no answer at all: every function and method raises one exception class
+  that derives from ``ValueError``, ``TypeError``, ``KeyError`` and ``IndexError``, with a
+  message naming every parameter, whatever the arguments.
 
-Each null still checks its arguments exactly like the reference: the submission carries a
-private copy of ``solutions/`` (``exercises/_ref/``) and every null function first calls the
-reference with the same arguments, letting its ``TypeError`` / ``ValueError`` through and
-throwing its answer away. So the points for argument checking are earned honestly and
-everything else must be lost. The signatures are the stubs' (``exercises/``), read with
+Each null but ``every_error`` still checks its arguments exactly like the reference: the
+submission carries a private copy of ``solutions/`` (``exercises/_ref/``) and every null
+function first calls the reference with the same arguments, letting its ``TypeError`` /
+``ValueError`` through and throwing its answer away. So the points for argument checking are
+earned honestly and everything else must be lost; ``every_error`` checks nothing, so it must
+earn nothing, the points for argument checking included. The signatures are the stubs' (``exercises/``), read with
 ``ast``; the worked examples' answers are the reference's, computed on exactly those inputs.
 """
 
@@ -32,7 +36,14 @@ from tests.catalog import SOLUTIONS, STUBS, _finish, _relative_imports
 EX1, EX2, EX3, EX4, EX5 = "ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity"
 EX6 = "ex6_unigram"
 EXERCISES = [EX1, EX2, EX3, EX4, EX5, EX6]
-KINDS = ["empty", "constant", "echo", "examples", "fake"]
+KINDS = ["empty", "constant", "echo", "examples", "fake", "every_error"]
+EVERY_ERROR = "every_error"
+
+# The one exception class of the ``every_error`` null: every built-in error a bad input raises.
+_EVERY_ERROR_CLASS = [
+    "class _EveryError(ValueError, TypeError, KeyError, IndexError):",
+    '    """Whatever error a property expects, this is one."""',
+]
 
 # Names every module re-exports from the reference (given constants and types, not graded).
 EXPORTS = {
@@ -334,11 +345,14 @@ def _call_args(fn: ast.FunctionDef) -> str:
 def null_source(exercise: str, kind: str) -> str:
     """The source of ``exercise``'s module in the null submission of ``kind``."""
     stub = ast.parse((STUBS / f"{exercise}.py").read_text(encoding="utf-8"))
-    answers = {**EMPTY[exercise], **BODIES[kind][exercise]}
-    lines = [f'"""Null submission ({kind}) of {exercise}: the reference checks the arguments, no logic answers."""', "",
+    answers = {**EMPTY[exercise], **BODIES.get(kind, {}).get(exercise, {})}
+    checks = "no argument is checked" if kind == EVERY_ERROR else "the reference checks the arguments"
+    lines = [f'"""Null submission ({kind}) of {exercise}: {checks}, no logic answers."""', "",
              "from __future__ import annotations", "", f"from ._ref import {exercise} as _ref"]
     if EXPORTS[exercise]:
         lines.append(f"from ._ref.{exercise} import {', '.join(EXPORTS[exercise])}  # noqa: F401")
+    if kind == EVERY_ERROR:
+        lines += ["", "", *_EVERY_ERROR_CLASS]
     classes: dict[str, list[str]] = {}
     for name, fn, cls in _public(stub):
         signature = ast.unparse(fn.args)
@@ -353,6 +367,11 @@ def null_source(exercise: str, kind: str) -> str:
             call = f"self._r.{fn.name}" if is_property else f"self._r.{fn.name}({args})"
         if fn.name == "__init__":
             body = ["self._r = " + call + "  # the reference, for its argument checks only", "self._example = False"]
+        elif kind == EVERY_ERROR and not is_property and answers[name] != "self":
+            named = [a.arg for a in (*fn.args.args, *fn.args.kwonlyargs) if a.arg != "self"]
+            body = [f"raise _EveryError({', '.join(named)!r})"]
+        elif kind == EVERY_ERROR:  # a tokenizer's train and vocab_size answer, so its other methods are reached
+            body = [f"return {CONSTANT[exercise][name]}"]
         else:
             body = [f"_EX = lambda: {call}  # noqa: E731",
                     "_EX()  # the reference's argument checks; its answer is dropped"]

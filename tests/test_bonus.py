@@ -44,12 +44,17 @@ def test_reports_show_the_bonus_beside_the_full_marks(course, tmp_path):
     grade = full_marks(course)
     text = feedback_markdown(course, "alice", grade)
     assert "**Score: 15 / 10 + 5 bonus**" in text and "## ex_extra: An extra (5 / 5 bonus)" in text
+    grades = Console(record=True, width=250)
+    print_grades(grades, course, [("alice", grade, "")])
+    lines = grades.export_text().splitlines()
+    header = [[cell.strip() for cell in line.split("┃")[1:-1]] for line in lines if line[:1] == "┃"]
+    columns = [" ".join(filter(None, column)) for column in zip(*header, strict=True)]  # each header, its lines joined
+    assert "ex_extra /5 bonus" in columns and "total /10 +5 bonus" in columns, columns
     console = Console(record=True, width=250)
-    print_grades(console, course, [("alice", grade, "")])
     print_check(console, course, grade)
     screen = console.export_text()
-    assert "/10 + 5 bonus" in screen and "/5 bonus" in screen and "5 / 5 bonus" in screen
-    assert "points out of 10 + 5 bonus" in screen
+    assert "ex_extra │ 5 bonus" in screen
+    assert "Full marks are 10 + 5 bonus: a bonus exercise's points come on top." in screen
 
 
 def test_gradescope_score_may_pass_the_full_marks_and_grades_csv_has_the_bonus_column(course, tmp_path):

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -69,6 +70,12 @@ OTHER_FAILURE = MERGE_FAILURE.replace("[5, 5, 5]", "[7, 7, 7]").replace("(5, 5)"
 STUB_FAILURE = """merge_pair replaces the pair left to right, never reusing an id of the previous match.
 
 ex1_merge_tracing.merge_pair([5, 5, 5], (5, 5), 999): not implemented yet"""
+STUB_WITH_EXAMPLE = STUB_FAILURE + """
+
+Falsifying explicit example: test_merge_pair_replaces_left_to_right_without_overlap(
+    ids=[5, 5, 5],
+    pair=(5, 5),
+)"""  # what a stub's feedback says of an explicit @example: the same example a real mistake may hit
 HIDDEN_FAILURE = "Among equally frequent pairs, trace_merges merges the leftmost. — wrong result."
 
 
@@ -147,11 +154,59 @@ def test_report_shares_counterexamples_bonus_and_privacy_note(grades, tmp_path):
     assert '<td class="count">2</td>' in block and "[999, 5]" in block
     # hidden: counts only, nothing of its feedback beyond the summary
     assert f'id="ex-{EX}-test_ties_break' not in page and "wrong result" not in page
-    assert 'id="bonus"' in page and "2 of 5 submissions earned some" in page
+    assert 'id="bonus"' in page and "2 of 6 submissions earned some" in page  # the unreadable one too, at 0
     assert "Contains student data" in page and "alice" in page
     assert "not a verdict" in page and "Not computed" in page
     for section in ("scores", "wrong", "similarity", "privacy"):
         assert f'<section id="{section}">' in page
+
+
+def test_scores_count_every_submission_of_grades_csv_with_the_bonus_in_the_total(grades, tmp_path):
+    """One definition of each number on the page and in grades.csv: every submission counts
+    (an unreadable one at 0), and a total is every point earned, bonus included."""
+    import csv
+
+    out = tmp_path / "report.html"
+    build_report(load_course(COURSE), grades, out)
+    page = out.read_text(encoding="utf-8")
+    with open(grades / "grades.csv", newline="", encoding="utf-8") as table:
+        csv_totals = {row["submission"]: row["score"] for row in csv.DictReader(table)}
+    page_totals = dict(re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)"', page))
+    assert page_totals == csv_totals and page_totals["bob"] == "25"  # 15 of ex1 and the 10 of the bonus
+    assert "(n = 6)" in page and "unreadable submissions count with 0 points (here 1)" in page
+    assert "bonus included" in page and "Total (without bonus)" not in page
+
+
+def write_batch(folder: Path, grades: dict[str, Grade]) -> Path:
+    """A grades folder as ``grade`` leaves it: each submission's reports and gradebook row."""
+    course = load_course(COURSE)
+    folder.mkdir()
+    book = Gradebook(folder)
+    for name, grade in grades.items():
+        write_reports(course, folder / name, name, grade)
+        book.record(name, {"course_digest": "c", "seed": 1, "engine_version": "t", "digest": name}, "test", grade,
+                    course.max_score, grade.seconds or 0.0)
+    book.close()
+    return folder
+
+
+def test_an_untouched_stub_is_no_counterexample(tmp_path):
+    """Three students who have not written merge_pair and two with a real mistake: the most
+    common counterexample is the mistake's, and the stubs are counted apart."""
+    failures = {f"stub{i}": STUB_WITH_EXAMPLE for i in range(3)} | {"amy": OTHER_FAILURE, "ann": OTHER_FAILURE,
+                                                                    "zoe": ""}
+    folder = write_batch(tmp_path / "grades", {
+        name: Grade((PropertyResult(EX, "test_merge_pair_replaces_left_to_right_without_overlap", 2,
+                                    0 if output else 2, not output, False, output),), ("isolation note",), 1.0)
+        for name, output in failures.items()})
+    out = tmp_path / "report.html"
+    build_report(load_course(COURSE), folder, out)
+    page = out.read_text(encoding="utf-8")
+    assert 'data-failed="5" data-graded="6" data-unwritten="3"' in page
+    block = page.split(f'id="ex-{EX}-test_merge_pair_replaces_left_to_right_without_overlap"')[1]
+    top = block.split("most common smallest counterexample", 1)[1].split("</table>")[0]
+    assert "ids=[7, 7, 7]" in top and '<td class="count">2</td>' in top, top
+    assert "ids=[5, 5, 5]" not in block and "3 of the 5 failed on a function not written yet" in block
 
 
 def test_page_is_self_contained(grades, tmp_path):
@@ -377,25 +432,55 @@ def test_real_batch_renders_in_headless_chromium(real_batch, tmp_path):
     assert dom.stdout.count('<img class="plot"') >= 3
 
 
+def measured(page: Path, tmp_path: Path, width: int) -> dict:
+    """The page as headless Chromium lays it out in a window ``width`` pixels wide: the
+    document's scroll width and the property table's right edge. A copy of the page is measured,
+    with a script added (the page itself allows none)."""
+    import json
+
+    browser = chromium()
+    assert browser is not None
+    probe = ("<script>addEventListener('load', () => { const box = document.querySelector('table.properties')"
+             ".getBoundingClientRect(); const out = document.createElement('pre'); out.id = 'measured'; "
+             "out.textContent = JSON.stringify({page: document.documentElement.scrollWidth, table: box.right}); "
+             "document.body.appendChild(out); });</script>")
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text(encoding="utf-8"))
+    copy = tmp_path / "measured.html"
+    copy.write_text(text.replace("</body>", probe + "</body>"), encoding="utf-8")
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},1200",
+                           "--virtual-time-budget=5000", "--dump-dom", copy.as_uri()],
+                          capture_output=True, text=True, timeout=180)
+    found = re.search(r'<pre id="measured">(.*?)</pre>', done.stdout)
+    assert found, done.stderr[-2000:]
+    return json.loads(html.unescape(found[1]))
+
+
+@pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
+def test_the_property_table_fits_a_1400_pixel_window(tmp_path):
+    """Every property of the course that the mutant catalog names, each failed with a long
+    description: the page needs no horizontal scrolling in a window 1,400 pixels wide."""
+    results = tuple(PropertyResult(exercise, name, 1, 0, False, False, f"{name.replace('_', ' ')} " * 6 + "\n\nwrong")
+                    for exercise, properties in mutant_map().items() for name in properties)
+    folder = write_batch(tmp_path / "grades", {name: Grade(results, ("isolation note",), 1.0) for name in ("a", "b")})
+    out = tmp_path / "report.html"
+    build_report(load_course(COURSE), folder, out)
+    found = measured(out, tmp_path, 1400)
+    assert found["page"] <= 1400 and found["table"] <= 1400, found
+
+
 if __name__ == "__main__":
     MUTANT_MAP.write_text(mutant_map_text(), encoding="utf-8")
     print(f"wrote {MUTANT_MAP.relative_to(ROOT)}", file=sys.stderr)
 
 
 def test_a_batch_of_the_bonus_exercise_alone_shows_no_total(tmp_path):
-    course = load_course(COURSE)
-    folder = tmp_path / "grades"
-    folder.mkdir()
-    book = Gradebook(folder)
-    for name, score in (("ann", 10), ("ben", 0)):
-        grade = Grade((PropertyResult(BONUS, "test_viterbi", 10, score, score == 10, False,
-                                      "" if score else STUB_FAILURE),), ("isolation note",), 3.0)
-        write_reports(course, folder / name, name, grade)
-        book.record(name, {"course_digest": "c", "seed": 1, "engine_version": "t", "digest": name}, "test", grade,
-                    course.max_score, 3.0)
-    book.close()
+    folder = write_batch(tmp_path / "grades", {
+        name: Grade((PropertyResult(BONUS, "test_viterbi", 10, score, score == 10, False,
+                                    "" if score else STUB_FAILURE),), ("isolation note",), 3.0)
+        for name, score in (("ann", 10), ("ben", 0))})
     out = tmp_path / "report.html"
-    build_report(course, folder, out)
+    build_report(load_course(COURSE), folder, out)
     page = out.read_text(encoding="utf-8")
     assert f"This batch graded only {BONUS}" in page and 'id="bonus"' in page
     assert "Total (without bonus)" not in page and "points of 0" not in page

@@ -1,6 +1,7 @@
 """Feedback shows nothing the student chose on hidden properties, every text is capped, and
 ``--course`` names the course everywhere (a course file of any name, beside another)."""
 
+import ast
 import json
 import shutil
 from dataclasses import replace
@@ -13,7 +14,7 @@ from rich.console import Console
 from autograder.config import CourseConfigError, Limits, load_course
 from autograder.errors import SandboxFailure, StudentError
 from autograder.plugin import _feedback, _reason
-from autograder.report import print_check
+from autograder.report import feedback_markdown, print_check
 from autograder.results import Grade, PropertyResult, clip
 from tests.conftest import ROOT, autograder
 from tests.test_config import write_variant
@@ -59,6 +60,30 @@ def test_hidden_feedback_is_the_summary_and_the_reason():
     assert _feedback(item, error, True, 4000) == "Ties break to the left. — raised a non-built-in exception."
 
 
+def suite_docstrings(course_file: Path = ROOT / "course.yaml"):
+    """``(exercise.property, docstring)`` of every property of every suite of the course."""
+    course = load_course(course_file)
+    for exercise in course.exercises:
+        tree = ast.parse(course.path(exercise.suite).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                yield f"{exercise.module}.{node.name}", ast.get_docstring(node, clean=False) or ""
+
+
+def test_every_description_is_shown_whole():
+    """A docstring wraps its sentence over lines: feedback shows all of it, never a first line
+    that stops mid-sentence (the same text for a hidden and a public failure)."""
+    cut = []
+    for name, doc in suite_docstrings():
+        item = SimpleNamespace(function=SimpleNamespace(__doc__=doc), originalname=name)
+        hidden = _feedback(item, AssertionError("wrong"), True, 4000).rsplit(" — ", 1)[0]
+        public = _feedback(item, AssertionError("wrong"), False, 4000).split("\n", 1)[0]
+        paragraph = doc.strip().split("\n\n", 1)[0]
+        if not (hidden == public == " ".join(paragraph.split()) and public.endswith((".", "!", "?"))):
+            cut.append(f"{name}: {public!r}")
+    assert not cut, "descriptions shown cut:\n" + "\n".join(cut)
+
+
 def test_public_feedback_caps_the_students_message_and_traceback_but_keeps_the_example():
     item = SimpleNamespace(function=SimpleNamespace(__doc__="Merges replace left to right."), originalname="t")
     error = student_error("Boom", ["Boom", "Exception", "BaseException", "object"], "M" * 1_000_000, "T" * 1_000_000)
@@ -89,19 +114,57 @@ def test_limits_are_validated(tmp_path):
     assert load_course(ROOT / "course.yaml").limits.feedback_chars == 4000
 
 
-def test_self_check_says_what_it_counts():
+def result(exercise: str, name: str, points: int, passed: bool, output: str = "", hidden: bool = False,
+           blocked: bool = False) -> PropertyResult:
+    return PropertyResult(exercise=exercise, name=name, points=points, score=points if passed else 0, passed=passed,
+                          hidden=hidden, output=output, blocked=blocked)
+
+
+EX1, EX2 = "ex1_merge_tracing", "ex2_special_tokens"
+NOT_WRITTEN = "Counts pairs.\n\nex1_merge_tracing.get_pair_counts is not implemented yet"
+
+
+def screen_of(grade: Grade, width: int = 250) -> str:
+    console = Console(record=True, width=width)
+    print_check(console, load_course(ROOT / "course.yaml"), grade)
+    return " ".join(console.export_text().split())
+
+
+def test_self_check_says_what_its_numbers_mean():
+    """Full public points on a 20-point exercise once read '2 / 2 │ 4 / 5' under 'points out of
+    100 + 10 bonus': the table now says what each number counts, and the words under it what
+    public properties and locked cases are."""
+    locked = result(EX1, "locked case: c", 0, False, "Locked case 'c': the answer of this call differs")
+    screen = screen_of(Grade((result(EX1, "p", 2, True), result(EX1, "q", 1, False, "Q.\n\nwrong"), locked), (), 0.0))
+    assert "ex1_merge_tracing │ 20 │ 2 of 3 points │ 0 of 1 pass │ 1 property, 1 locked case" in screen
+    assert "Public properties: the properties this check runs" in screen
+    assert "full public points do not mean full marks" in screen
+    assert "Locked cases: fixed calls whose answers are compared with the reference's" in screen
+    assert "locked case" not in screen_of(Grade((result(EX1, "p", 2, True),), (), 0.0)).lower()
+
+
+def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progress_first():
+    untouched = [result(EX1, f"p{i}", 1, False, NOT_WRITTEN, blocked=True) for i in range(3)]
+    in_progress = [result(EX2, "a", 2, True), result(EX2, "b", 2, False, "B holds.\n\nb(1): expected 2, got 3")]
+    screen = screen_of(Grade((*untouched, *in_progress), (), 0.0))
+    assert screen.index("ex2_special_tokens │ 25") < screen.index("ex1_merge_tracing │ 20")
+    assert screen.count("get_pair_counts is not implemented yet") == 1
+    assert "ex1_merge_tracing.get_pair_counts is not implemented yet: p0, p1, p2" in screen
+    assert "check --exercise ex2_special_tokens checks it alone" in screen
+
+
+def test_feedback_says_once_what_is_not_written():
+    """An untouched exercise's feedback once had an entry per property (74 for the stubs, each
+    with its example): a cause that stops several properties is one line."""
     course = load_course(ROOT / "course.yaml")
-    passed = PropertyResult(exercise="ex1_merge_tracing", name="p", points=2, score=2, passed=True, hidden=False,
-                            output="")
-    locked = PropertyResult(exercise="ex1_merge_tracing", name="locked case: c", points=0, score=0, passed=True,
-                            hidden=False, output="")
-    for tests, title in (((passed,), "(public properties)"),
-                         ((passed, locked), "(public properties and locked cases)")):
-        console = Console(record=True, width=250)
-        print_check(console, course, Grade(tests, (), 0.0))
-        screen = console.export_text()
-        assert title in screen and "points" in screen and "passed" in screen
-        assert "score" not in screen
+    hidden = [result(EX1, f"h{i}", 1, False, f"H{i} holds. — not implemented yet.", hidden=True, blocked=True)
+              for i in range(2)]
+    grade = Grade((*(result(EX1, f"p{i}", 1, False, NOT_WRITTEN, blocked=True) for i in range(3)), *hidden,
+                   result(EX1, "r", 2, False, "R holds.\n\nr(1): expected 2, got 3")), (), 0.0)
+    text = feedback_markdown(course, "s", grade)
+    assert ("- FAILED (0/3) ex1_merge_tracing.get_pair_counts is not implemented yet: `p0`, `p1`, `p2`\n"
+            "- FAILED (0/2) hidden, not implemented yet: `h0`, `h1`\n"
+            "- FAILED (0/2) `r`\n\n  ```text\n  R holds.\n  \n  r(1): expected 2, got 3\n  ```") in text
 
 
 def hostile_submission(folder: Path) -> Path:
@@ -139,6 +202,48 @@ def test_hostile_names_and_messages_stay_out_of_hidden_feedback_and_reports_stay
     assert all(len(text) < 4000 + 200 for text in public)
 
 
+def printing_submission(folder: Path) -> Path:
+    """The reference, but ex1's ``merge_pair`` and ``trace_merges`` print their input (and
+    ``merge_pair`` 100,000 characters to stderr), then answer in reverse order."""
+    shutil.copytree(ROOT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with (folder / "ex1_merge_tracing.py").open("a") as module:
+        module.write('''
+
+_merge_pair, _trace_merges = merge_pair, trace_merges
+
+
+def merge_pair(ids, pair, new_id):
+    print("PRINTED-BY-STUDENT ids=" + repr(ids))
+    print("x" * 100_000, file=__import__("sys").stderr)
+    return _merge_pair(ids, pair, new_id)[::-1]
+
+
+def trace_merges(text, num_merges):
+    print("PRINTED-BY-STUDENT text=" + repr(text))
+    return _trace_merges(text, num_merges)[::-1]
+''')
+    return folder
+
+
+def test_public_feedback_shows_what_the_failing_example_printed_and_hidden_feedback_nothing(tmp_path):
+    submission = printing_submission(tmp_path / "printer")
+    run = autograder("grade", str(submission), "--out", str(tmp_path / "out"), "--exercise", "ex1_merge_tracing")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tests = json.loads((tmp_path / "out" / "printer" / "results.json").read_text())["tests"]
+    failed = {t["name"].split(": ")[1]: t for t in tests if t["status"] == "failed"}
+    merge = failed["test_merge_pair_replaces_left_to_right_without_overlap"]["output"]
+    assert "ids=[5, 5, 5]," in merge  # the falsifying example, and its own print alone:
+    assert merge.count("PRINTED-BY-STUDENT") == 1
+    assert "What your code printed during this example:\nPRINTED-BY-STUDENT ids=[5, 5, 5]\nxxx" in merge
+    assert MARKER in merge and len(merge) < 4000 + 200
+    trace = failed["test_trace_merges_matches_reference"]["output"]
+    assert trace.endswith("What your code printed during this example:\nPRINTED-BY-STUDENT text='the then there'")
+    runs = failed["test_overlapping_runs_merge_without_overlap"]["output"]  # 'aaa' passed first: its print is gone
+    assert runs.endswith("\nPRINTED-BY-STUDENT text='aaaa'") and runs.count("PRINTED-BY-STUDENT") == 1, runs
+    hidden = [t["output"] for t in failed.values() if t["visibility"] != "visible"]
+    assert hidden and not any("PRINTED" in text or "xxx" in text for text in hidden), hidden
+
+
 def course_b(tmp_path: Path, beside_a: bool) -> Path:
     """``course-b.yaml`` titled "Course B" in a folder of the course's files; with ``beside_a``
     the real ``course.yaml`` (another title) lies next to it."""
@@ -163,13 +268,19 @@ def test_grading_uses_the_course_file_named(tmp_path, beside_a):
     assert load_course(course).file == course.resolve()
 
 
-def test_headlines_show_dict_arguments_in_their_real_order():
-    """Insertion order decides tie-breaks (trace_word_merges) and columns (render_table): a failure's
-    headline must show the call as it was made, not with sorted keys."""
-    from autograder.proxy import _short
+def test_headlines_show_the_call_made():
+    """Insertion order decides tie-breaks (trace_word_merges) and columns (render_table), and a
+    student pastes the call to see it fail: a headline writes the call out whole, dicts in their
+    real order, a student object by its name; only an argument longer than SHOWN_CHARS is cut,
+    where a marker says so."""
+    from autograder.proxy import SHOWN_CHARS, shown_call
 
-    assert _short.repr({"the": 3, "a": 1, "cat": 2}) == "{'the': 3, 'a': 1, 'cat': 2}"
-    assert _short.repr({index: 0 for index in range(9, 0, -1)}).startswith("{9: 0, 8: 0")
+    assert shown_call("f", ({"the": 3, "a": 1, "cat": 2},), {}) == "f({'the': 3, 'a': 1, 'cat': 2})"
+    table = {index: 0 for index in range(9, 0, -1)}
+    ids, text = list(range(40)), "x" * 90
+    assert shown_call("f", (table, ids, text), {"k": (1,)}) == f"f({table!r}, {ids!r}, {text!r}, k=(1,))"
+    cut = shown_call("f", ("y" * (SHOWN_CHARS + 100),), {})
+    assert cut.endswith("…[102 more characters])") and len(cut) < SHOWN_CHARS + 40
 
 
 def test_results_json_takes_its_visibility_from_the_course(tmp_path):

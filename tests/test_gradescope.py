@@ -4,6 +4,7 @@ the solutions readable by root alone."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,3 +110,26 @@ def test_the_solutions_and_suites_are_readable_by_root_only(bundle, tmp_path):
     nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat",
                              str(tmp_path / "source" / "solutions" / "ex1_merge_tracing.py")], capture_output=True)
     assert nobody.returncode != 0 and b"Permission denied" in nobody.stderr
+
+
+def test_a_bundle_of_one_exercise_replayed_keeps_its_results_and_names_each_failure(tmp_path):
+    """``gradescope --run --exercise X --out DIR`` (a weekly notebook's bundle): results.json holds
+    that exercise alone, out of its own points, stays at the path printed, and each failure is
+    summed up by its property and its reason."""
+    first = "ex1_merge_tracing"
+    out = tmp_path / "replayed"
+    done = autograder("gradescope", "--run", str(ROOT / "samples" / "partly_wrong"), "--exercise", first,
+                      "--out", str(out), timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    said = " ".join(done.stdout.split())
+    kept = re.search(r"results\.json kept in (\S+)", said)
+    assert kept, said[-2000:]
+    results = json.loads(Path(kept[1]).read_text())
+    jsonschema.validate(results, RESULTS_SCHEMA)
+    assert {t["extra_data"]["exercise"] for t in results["tests"]} == {first}
+    assert results["score"] == 15 and sum(t["max_score"] for t in results["tests"]) == 20
+    failed = re.findall(r"^failed {2}(\S+: \w+) \((public|hidden)\): (.*)$", done.stdout, re.M)
+    assert len(failed) == sum(t["status"] == "failed" for t in results["tests"]) > 1, done.stdout
+    assert all(reason.strip() not in ("", ")") for *_, reason in failed)
+    assert any(kind == "public" and reason.startswith("trace_merges('aaa', 1): expected") for _, kind, reason in failed)
+    assert {reason for _, kind, reason in failed if kind == "hidden"} <= {"wrong result", "not implemented yet"}

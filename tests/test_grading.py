@@ -3,6 +3,7 @@
 import csv
 import json
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -40,6 +41,17 @@ def test_grading_exits_zero_and_scores(graded):
     stubs = results(base, "out1", "stubs")
     assert stubs["score"] == 0
     assert all("not implemented yet" in test["output"] for test in stubs["tests"])
+
+
+def test_the_stubs_feedback_is_a_line_per_function_not_written(graded):
+    """Untouched stubs once got 74 entries (25 KB), each with its falsifying example: now a line per
+    function that is not written yet, and one per exercise for its hidden properties."""
+    base, _, _ = graded
+    feedback = (base / "out1" / "stubs" / "feedback.md").read_text()
+    failed = [line for line in feedback.splitlines() if line.startswith("- FAILED")]
+    functions = re.findall(r"^- FAILED \(0/\d+\) (\w+\.\w+) is not implemented yet: ", feedback, re.MULTILINE)
+    assert len(functions) == len(set(functions)) >= 25 and len(failed) == len(functions) + 6, feedback
+    assert "Falsifying" not in feedback and len(feedback) < 8000
 
 
 def test_results_follow_gradescope_schema(graded):

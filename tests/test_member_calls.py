@@ -114,7 +114,7 @@ def test_member_calls_answer_as_a_lookup_then_a_call_do(submission, monkeypatch)
     assert together == apart
     assert asked_together < len(requests)
     assert together[:4] == ["3", "7", "258", "261"]
-    assert together[6] == together[7] == "SandboxFailure: Tok.pending(): not implemented yet"
+    assert together[6] == together[7] == "SandboxFailure: Tok.pending is not implemented yet"
     assert together[9].startswith("StudentError: Tok.flaky raised KeyError")
     assert together[11] == "TypeError: 'int' object is not callable"
     assert together[13].startswith("StudentError: toy.add(1, 2) raised TypeError: 'Tok' object is not callable")

@@ -1,11 +1,12 @@
 """The property suites against the null submissions (``tests/nulls.py``): a submission with
 no tokenizer logic at all (empty answers, constants, echoes, the docstrings' worked examples
-hard-coded, self-consistent fakes) earns no more than the points for argument checking.
+hard-coded, self-consistent fakes) earns no more than the points for argument checking, and
+one that raises a single exception class that is every built-in error earns nothing.
 
 The rule for argument checking: a property is about bad arguments when its name contains
 ``bad_argument``, ``rejects`` or ``raise`` (``test_bad_arguments_raise_errors_naming_them``,
 ``test_token_tree_rejects_unknown_id``, ``test_bad_ids_and_lengths_raise_value_error``,
-...). The nulls check their arguments exactly like the reference, so they may earn those
+...). The nulls but ``every_error`` check their arguments exactly like the reference, so they may earn those
 properties' points, per exercise, and nothing else. The figure and each null's score per
 exercise are printed (``pytest -s`` shows them).
 
@@ -24,7 +25,7 @@ import pytest
 
 from tests.catalog import grade
 from tests.conftest import ROOT
-from tests.nulls import EXERCISES, KINDS, build_null
+from tests.nulls import EVERY_ERROR, EXERCISES, KINDS, build_null
 
 pytestmark = pytest.mark.slow
 
@@ -113,3 +114,14 @@ def test_null_submission_earns_argument_checking_points_only(graded, kind):
     scores = _scores(results)
     over = {e: (scores.get(e, 0), allowed[e]) for e in EXERCISES if scores.get(e, 0) > allowed[e]}
     assert not over, f"'{kind}' scores more than argument checking alone (score, allowed): {over}"
+
+
+def test_one_error_class_that_is_every_error_earns_nothing(graded):
+    """A class deriving from ValueError, TypeError, KeyError and IndexError, raised for every call
+    with a message naming every parameter, checks no argument: a property that expects the error
+    a rule names does not take it, since it is every other error too."""
+    results = graded[EVERY_ERROR]
+    if isinstance(results, BaseException):
+        raise results
+    earned = [f"  {r['exercise']}.{r['name']} ({r['score']:g} points)" for r in results if r["score"] > 0]
+    assert not earned, "one exception class that is every error earned points:\n" + "\n".join(earned)

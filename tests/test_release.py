@@ -5,6 +5,7 @@ hashing small values."""
 import ast
 import hashlib
 import itertools
+import math
 import re
 import shutil
 import string
@@ -17,7 +18,7 @@ import yaml
 from autograder.config import load_course
 from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
-from autograder.locked import canonical, digest, load_cases, seal
+from autograder.locked import BUDGET, Space, canonical, digest, load_cases, seal, split
 from tests.conftest import ROOT, autograder, hidden_properties, leaks, solution_lines
 from tokcourse import assets
 
@@ -70,8 +71,10 @@ def test_the_release_ships_only_salted_hashes_of_the_locked_answers(release):
     sealed = yaml.safe_load(course.path(course.delivery.locked).read_text())
     for entries in sealed.values():
         for entry in entries:
-            assert set(entry) <= {"name", "object", "setup", "calls", "salt", "sha256"}
+            assert set(entry) <= {"name", "object", "setup", "calls", "salt", "sha256", "parts"}
             assert len(entry["salt"]) == 32 and len(entry["sha256"]) == 64
+            parts = entry.get("parts", [])
+            assert all(set(part) == {"calls", "sha256"} and len(part["sha256"]) == 64 for part in parts)
     assert len({e["salt"] for entries in sealed.values() for e in entries}) == len(cases)
 
 
@@ -86,7 +89,7 @@ def test_the_release_readme_says_how_to_fetch_the_data_and_where_tiktoken_finds_
 def test_self_check_in_the_release_passes_the_reference(release, tmp_path):
     run = check(as_student(release, tmp_path / "reference"))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "hidden properties" in run.stdout and "locked known-answer cases" in run.stdout
+    assert "Official grading also runs hidden properties" in run.stdout and "Locked cases: fixed calls" in run.stdout
 
 
 def test_self_check_in_the_release_fails_a_wrong_implementation(release, tmp_path):
@@ -98,9 +101,31 @@ def test_self_check_in_the_release_fails_a_wrong_implementation(release, tmp_pat
 
     run = check(as_student(release, tmp_path / "wrong", wrong))
     assert run.returncode == 1
-    failed = [line for line in run.stdout.splitlines() if "locked case" in line and "─" in line]
-    assert failed and all("ex3_wordpiece" in line for line in failed), run.stdout
-    assert "your results differ from the reference's" in run.stdout
+    sections = run.stdout.split("─" * 3)  # the failures come after a rule per exercise
+    failed = [section for section in sections if "✗ locked case" in section]
+    assert len(failed) == 1 and "ex3_wordpiece" in failed[0] and "differs from the reference's" in failed[0], run.stdout
+
+
+def test_a_failed_locked_case_names_the_call_whose_answer_differs(release, tmp_path):
+    """Each call of a case whose answers are too many to guess has a hash of its own: the check says
+    which call's answer differs, as the student writes it, and what a support module's name is."""
+    def wrong(name, text):
+        if name == "ex1_merge_tracing.py":  # the length before the merge, as in samples/partly_wrong
+            assert "steps.append(MergeStep(rank, pair, new_id, count, vocab[new_id], length))" in text
+            return text.replace("vocab[new_id], length))", "vocab[new_id], length + count))")
+        if name == "ex4_multilingual.py":  # premiums upside down
+            assert "    return {lang: n / tokens[baseline] for lang, n in tokens.items()}\n" in text
+            return text.replace("n / tokens[baseline] for", "tokens[baseline] / n for")
+        return text
+
+    run = check(as_student(release, tmp_path / "wrong", wrong))
+    assert run.returncode == 1
+    output = " ".join(run.stdout.split())  # rich wraps lines
+    assert ("Locked case 'a trace with ties and overlapping runs': the answer of this call differs from the "
+            "reference's: trace_merges(\"the then there; aaaa abab\", 6) Its other calls gave the reference's "
+            "answers: merge_pair(") in output, run.stdout
+    assert "encoders is the course's tokcourse/grading/encoders.py (from tokcourse.grading import encoders):" in output
+    assert "encoders.utf8_bytes: One token per byte of the UTF-8 encoding (ids 0-255)." in output
 
 
 def test_no_locked_answer_can_be_read_back_by_hashing_small_values(release):
@@ -110,12 +135,26 @@ def test_no_locked_answer_can_be_read_back_by_hashing_small_values(release):
              *("".join(chars) for n in range(3) for chars in itertools.product(printable, repeat=n)),
              *(list(items) for n in range(4) for items in itertools.product(range(-2, 20), repeat=n))]
     candidates = [canonical(value) for value in small] + [canonical([value]) for value in small]
+    split = 0
     for case in load_cases(course):
         salted = hashlib.sha256(bytes.fromhex(case.entry.salt))
+        hashes = {case.entry.sha256, *(part.sha256 for part in case.entry.parts)}
+        split += len(case.entry.parts) > 1
         for encoded in candidates:
             probe = salted.copy()
             probe.update(encoded)
-            assert probe.hexdigest() != case.entry.sha256, f"{case.exercise}: {case.name!r} is a small value"
+            assert probe.hexdigest() not in hashes, f"{case.exercise}: {case.name!r} is a small value"
+    assert split, "no case is cut into parts"
+
+
+def test_a_case_is_cut_into_parts_each_too_large_to_search():
+    """A part ends once its calls' spaces exceed the budget; what is left joins the last part, and a
+    case too small to cut keeps one hash."""
+    sizes = [BUDGET * 10, 10, BUDGET, 7, 3]
+    spaces = [Space(size, lambda: iter(())) for size in sizes]
+    assert split(spaces) == [[0], [1, 2, 3, 4]]
+    assert split(spaces[1:2] + spaces[3:]) == [[0, 1, 2]]
+    assert all(math.prod(sizes[i] for i in part) > BUDGET for part in split(spaces))
 
 
 def course_with_locked(folder: Path, cases: dict) -> Path:

@@ -130,13 +130,13 @@ def test_a_stub_call_fails_alike_with_and_without_a_worker(known_session):
     session, known = known_session
     assert sorted(known.stubs) == ["C", "f"]
     session().module("exercises.toy")  # a first property learns what importing it answers
-    for call, shown in [(lambda toy: toy.f(1, z=[2, 3]), "toy.f(1, z=[2, 3])"), (lambda toy: toy.C(7), "toy.C(7)")]:
+    for call, shown in [(lambda toy: toy.f(1, z=[2, 3]), "toy.f"), (lambda toy: toy.C(7), "toy.C")]:
         plain, known_only = session(shared=False), session()  # a worker answers it all; no worker
         told_by_worker = not_implemented(call, plain)
         assert plain.worker is not None
         told_without = not_implemented(call, known_only)
         assert known_only.worker is None and told_without == told_by_worker
-        assert f"{shown}: not implemented yet" in told_without
+        assert told_without == f"{shown} is not implemented yet"  # every property that calls it: the same words
     assert len(known.answers) == 1  # the import: a sure stub is not even looked up
 
 

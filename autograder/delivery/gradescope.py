@@ -15,13 +15,17 @@ scripts:
   student code in its sandbox as an unprivileged user of its own, which cannot read the
   solutions even where bubblewrap is missing.
 
+``gradescope --out ex1.zip --exercise ex1_merge_tracing`` makes a bundle that grades that
+exercise alone (its score is out of that exercise's points), for a course that hands in one
+notebook a week: one Gradescope assignment, and one bundle, per exercise.
+
 ``AUTOGRADER_ROOT`` moves ``/autograder`` and ``AUTOGRADER_PYTHON`` picks the Python (both
 for trying the bundle outside Gradescope). :func:`replay` does that:
-``python -m autograder gradescope --run SUBMISSION [--zip autograder.zip]`` lays out
-``/autograder`` in a temporary folder (the bundle in ``source/``, the submission as Gradescope
-places uploads: a zip unpacked, files as they are), runs ``run_autograder`` with this Python
-in place of ``setup.sh``'s venv, and checks ``results.json`` against Gradescope's format
-(``gradescope_results.schema.json``).
+``python -m autograder gradescope --run SUBMISSION [--zip autograder.zip] [--out DIR]`` lays out
+``/autograder`` in ``DIR`` (kept) or a temporary folder (the bundle in ``source/``, the
+submission as Gradescope places uploads: a zip unpacked, files as they are), runs
+``run_autograder`` with this Python in place of ``setup.sh``'s venv, and checks
+``results/results.json`` against Gradescope's format (``gradescope_results.schema.json``).
 """
 
 from __future__ import annotations
@@ -34,46 +38,55 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Course
 from ..errors import GraderError
-from .shipping import grading_copy, lock_files
+from .shipping import grading_copy, lock_files, new_folder
 
 SCHEMA = Path(__file__).with_name("gradescope_results.schema.json")
 
 
-def build_gradescope(course: Course, out: Path) -> None:
-    """Write the Gradescope autograder zip ``out``."""
+def build_gradescope(course: Course, out: Path, exercises: list[str] | None = None) -> None:
+    """Write the Gradescope autograder zip ``out``, which grades ``exercises`` (default all): a
+    course that hands in one notebook a week makes one Gradescope assignment, and one bundle, per
+    exercise, whose score is out of that exercise's points."""
     locks = lock_files(course)
     if not locks:
         raise GraderError("delivery.include names no requirements*.lock file for setup.sh to install")
     private = sorted({str(course.solutions), *(str(Path(e.suite).parent) for e in course.exercises)})
+    chosen = "".join(f" --exercise {module}" for module in exercises or ())
     with tempfile.TemporaryDirectory(prefix="autograder-gradescope-") as scratch:
         root = Path(scratch)
         grading_copy(course, root, "the Gradescope autograder's copy")
         (root / "setup.sh").write_text(SETUP.format(locks=" ".join(f"-r \"$SOURCE/{p}\"" for p in locks),
                                                     private=_quoted(private)), encoding="utf-8")
-        (root / "run_autograder").write_text(RUN.format(private=_quoted(private), solutions=course.solutions),
-                                             encoding="utf-8")
+        (root / "run_autograder").write_text(RUN.format(private=_quoted(private), solutions=course.solutions,
+                                                        exercises=chosen), encoding="utf-8")
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(p for p in root.rglob("*") if p.is_file()):
                 _add(archive, path, path.relative_to(root).as_posix())
 
 
-def replay(course: Course, submission: Path, bundle: Path | None) -> tuple[dict, float]:
-    """Grade ``submission`` as Gradescope would with ``bundle`` (default: one built now); return
-    the checked ``results.json`` and the seconds ``run_autograder`` took."""
+def replay(course: Course, submission: Path, bundle: Path | None, out: Path | None = None,
+           exercises: list[str] | None = None) -> Replay:
+    """Grade ``submission`` as Gradescope would with ``bundle`` (default: one built now, of
+    ``exercises``) in a stand-in for ``/autograder``: ``out`` (a new or empty folder, kept), or a
+    temporary folder. Return the checked ``results.json``, the seconds ``run_autograder`` took and
+    where ``results.json`` was kept."""
     import jsonschema
 
     if not submission.exists():
         raise GraderError(f"{submission}: no such file or folder")
+    if out is not None:
+        new_folder(out)
     with tempfile.TemporaryDirectory(prefix="autograder-gradescope-run-") as scratch:
-        root = Path(scratch)
+        root = (out or Path(scratch)).resolve()
         if bundle is None:
-            bundle = root / "autograder.zip"
-            build_gradescope(course, bundle)
+            bundle = Path(scratch) / "autograder.zip"
+            build_gradescope(course, bundle, exercises)
         _unpack(bundle, root / "source")
         shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
         uploads = root / "submission"
@@ -87,14 +100,29 @@ def replay(course: Course, submission: Path, bundle: Path | None) -> tuple[dict,
         env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
         env.pop("PYTHONPATH", None)
         started = time.monotonic()
-        subprocess.run(["bash", str(root / "run_autograder")], cwd="/", env=env, check=False)
+        # what it prints names its own scratch folder, gone when it returns: shown only when it fails
+        run = subprocess.run(["bash", str(root / "run_autograder")], cwd="/", env=env, check=False,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         seconds = time.monotonic() - started
+        results_json = root / "results" / "results.json"
         try:
-            results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+            results = json.loads(results_json.read_text(encoding="utf-8"))
             jsonschema.validate(results, json.loads(SCHEMA.read_text(encoding="utf-8")))
         except (OSError, ValueError, jsonschema.ValidationError) as error:
-            raise GraderError(f"run_autograder wrote no valid results.json: {error}") from None
-    return results, seconds
+            raise GraderError(f"run_autograder wrote no valid results.json: {error}\n"
+                              f"run_autograder printed:\n{run.stdout[-4000:]}") from None
+    return Replay(results, seconds, results_json if out is not None else None)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What :func:`replay` found: Gradescope's ``results.json`` (checked against its format),
+    the seconds ``run_autograder`` took, and where ``results.json`` was kept (None when the
+    stand-in ``/autograder`` was temporary)."""
+
+    results: dict
+    seconds: float
+    kept: Path | None
 
 
 def _unpack(archive: Path, out: Path) -> None:
@@ -159,13 +187,14 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$SOURCE"
 if [ "${{1:-}}" = --record ]; then  # setup.sh: record the examples in root's cache (autograder/replay.py)
-  "$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$SOURCE/{solutions}" --out "$work/graded" --jobs 1
+  "$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$SOURCE/{solutions}" --out "$work/graded" \\
+    --jobs 1{exercises}
   exit
 fi
 mkdir -p "$ROOT/results"
 status=0
-"$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$ROOT/submission" --out "$work/graded" --jobs 1 \\
-  || status=$?
+"$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$ROOT/submission" --out "$work/graded" \\
+  --jobs 1{exercises} || status=$?
 if [ -f "$work/graded/submission/results.json" ]; then
   cp "$work/graded/submission/results.json" "$ROOT/results/results.json"
 else  # never leave Gradescope without results: say that grading itself failed

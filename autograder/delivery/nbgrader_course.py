@@ -16,9 +16,10 @@ notebook holds:
   reference body between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, then the stub's
   ``raise NotImplementedError`` when the reference body always returns or raises, so
   ``nbgrader generate_assignment`` gives students the stub itself;
-- one read-only grade cell worth the exercise's points, which is also the check cell: it runs
-  ``grader.check("<module>")`` (the public properties on the saved notebook) when the student
-  runs it, and holds the score and feedback after autograding.
+- one read-only grade cell worth the exercise's points (0 for a bonus exercise, whose points
+  nbgrader records as extra credit: :class:`~autograder.delivery.nbgrader_grade.SaveExtraCredit`),
+  which is also the check cell: it runs ``grader.check("<module>")`` (the public properties on the
+  saved notebook) when the student runs it, and holds the score and feedback after autograding.
 
 The task's "how this notebook works" and the grade cell's comment are the course texts
 ``nbgrader_howto`` and ``nbgrader_grade_cell``
@@ -102,9 +103,10 @@ def exercise_notebook(course: Course, exercise: Exercise):
         else:
             text = _function_cell(stub, node, reference.find(node.name), reference)
         cells.append(v4.new_code_cell(text, metadata=_meta(f"{module}_{node.name}", solution=True)))
-    grade_cell = _cell_text(course, "nbgrader_grade_cell", points=exercise.points, module=module)
+    grade_cell = _cell_text(course, "nbgrader_grade_cell", points=exercise.points_text, module=module)
+    points = 0 if exercise.bonus else exercise.points  # a bonus is extra credit: nbgrader_grade.SaveExtraCredit
     cells.append(v4.new_code_cell(grade_cell,
-                                  metadata=_meta(f"{module}_grade", grade=True, locked=True, points=exercise.points)))
+                                  metadata=_meta(f"{module}_grade", grade=True, locked=True, points=points)))
     notebook = v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.metadata["language_info"] = {"name": "python"}
@@ -433,15 +435,23 @@ c.Autograde.autograde_preprocessors = [
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
+    "autograder.delivery.nbgrader_grade.SaveExtraCredit",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.SandboxGrade.course = os.path.join(GRADING, "course.yaml")
 
 # Student Markdown and HTML outputs lose raw HTML and scripts before any page shows them
-# (feedback, formgrader).
-c.HTMLExporter.preprocessors = ["autograder.delivery.nbgrader_grade.SanitizeHTML"]
+# (feedback, formgrader); the grade cell's feedback is wrapped to the page.
+c.HTMLExporter.preprocessors = ["autograder.delivery.nbgrader_grade.SanitizeHTML",
+                                "autograder.delivery.nbgrader_grade.FeedbackPage"]
 c.HTMLExporter.sanitize_html = True
+
+# nbgrader logs a line per file it copies: hundreds per notebook (the grader/ folder beside it).
+c.Application.logging_config = {{
+    "filters": {{"copies": {{"()": "autograder.delivery.nbgrader_grade.QuietCopies"}}}},
+    "handlers": {{"console": {{"filters": ["copies"]}}}},
+}}
 
 # Kernels (nbgrader validate, the students' Validate button) without TCP on loopback, which
 # may be down on an offline machine: ipc sockets in a private temporary folder.

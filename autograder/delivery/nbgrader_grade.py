@@ -19,17 +19,29 @@ hidden properties are only counted, so the feedback HTML shows nothing of them. 
 nbgrader keeps of a grading besides the score: :func:`read_feedback` takes it apart again, for
 the class report (:mod:`autograder.delivery.nbgrader_gradebook`).
 
-Two more steps of the generated ``nbgrader_config.py``: :class:`SeparateCopies` stands where
+A bonus exercise is extra credit as nbgrader keeps it: its grade cell is worth 0 points, and
+:class:`SaveExtraCredit`, after nbgrader's ``SaveAutoGrades``, records the engine's score as
+the cell's extra credit (``Grade.extra_credit``, the field the formgrader's "extra credit"
+box sets). So ``nbgrader export`` gives the bonus assignment a ``max_score`` of 0 and a
+``score`` of the points earned, and a student's scores add up to at most the course's full
+marks plus the bonus.
+
+More steps of the generated ``nbgrader_config.py``: :class:`SeparateCopies` stands where
 nbgrader's ``DeduplicateIds`` would, so that a copied answer cell neither stops the autograde
 nor goes unnamed in the feedback; :class:`SanitizeHTML` strips raw HTML and scripts from
-student Markdown and HTML outputs (with ``nh3``) before nbconvert renders a page.
+student Markdown and HTML outputs (with ``nh3``) before nbconvert renders a page, and
+:class:`FeedbackPage` shows the grade cell's feedback wrapped to the page, without the bare
+score nbgrader reads from it; :class:`QuietCopies` keeps nbgrader's line per file copied
+(hundreds per notebook: the ``grader/`` folder beside it) off the console.
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import re
 import tempfile
+import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -75,10 +87,69 @@ class SandboxGrade(NbGraderPreprocessor):
         student = resources["nbgrader"]["student"]
         grade = grade_notebook(course, module, nbformat.writes(nb), student)
         cells[0].outputs = grade_outputs(course, module, grade)
+        if course.exercise(module).bonus:
+            resources[EXTRA_CREDIT] = {"grade_id": cells[0].metadata["nbgrader"]["grade_id"],
+                                       "score": float(grade.score)}
         for note in grade.notes_text.splitlines()[1:]:  # the first says which sandbox, as logged above
             self.log.warning("%s: %s", student, note)
-        self.log.info("%s: %s scored %g / %d", student, module, grade.score, course.exercise(module).points)
+        self.log.info("%s: %s scored %g / %s", student, module, grade.score, course.exercise(module).points_text)
         return nb, resources
+
+
+class SaveExtraCredit(NbGraderPreprocessor):
+    """The score of a bonus exercise as the extra credit of its grade cell (worth 0 points) in
+    nbgrader's gradebook; it runs after ``SaveAutoGrades``, which made the cell's grade."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        extra = resources.get(EXTRA_CREDIT)
+        if extra is None:
+            return nb, resources
+        names = resources["nbgrader"]
+        with Gradebook(names["db_url"]) as gradebook:
+            grade = gradebook.find_grade(extra["grade_id"], names["notebook"], names["assignment"], names["student"])
+            grade.extra_credit = extra["score"]
+            gradebook.db.commit()
+        return nb, resources
+
+
+EXTRA_CREDIT = "autograder_extra_credit"  # SandboxGrade -> SaveExtraCredit, in the notebook's resources
+
+
+class QuietCopies(logging.Filter):
+    """Leaves out nbgrader's "Copying SOURCE -> DESTINATION" lines, one per file of each notebook's
+    folder; every other line of the log stays."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != "Copying %s -> %s"
+
+
+class FeedbackPage(Preprocessor):
+    """The grade cell as a page shows it (feedback, formgrader): the engine's feedback with every
+    line longer than :data:`PAGE_COLUMNS` wrapped under its own indentation, and without the bare
+    score that nbgrader reads from the cell's result (the page heads the cell with the score)."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if utils.is_grade(cell) and cell.cell_type == "code":
+            cell.outputs = [wrapped(output) for output in cell.outputs if output.get("output_type") != "execute_result"]
+        return cell, resources
+
+
+PAGE_COLUMNS = 100
+
+
+def wrapped(output):
+    """A stream output with its long lines wrapped at :data:`PAGE_COLUMNS`; any other output as it is."""
+    if output.get("output_type") != "stream":
+        return output
+    lines = []
+    for line in output.get("text", "").split("\n"):
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        long = len(line) > PAGE_COLUMNS
+        lines += textwrap.wrap(line, PAGE_COLUMNS, subsequent_indent=indent + INDENT, break_long_words=False,
+                               break_on_hyphens=False) if long else [line]
+    return new_output("stream", name=output.get("name", "stdout"), text="\n".join(lines))
 
 
 class SeparateCopies(NbGraderPreprocessor):
@@ -158,20 +229,20 @@ atexit.register(_close_graders)
 
 
 def grade_outputs(course: Course, module: str, grade: Grade) -> list:
-    """The grade cell's outputs: the feedback on stdout, then the score as the cell's result."""
-    points = course.exercise(module).points
-    score = min(grade.score, points)
-    return [new_output("stream", name="stdout", text=feedback_text(module, points, grade)),
+    """The grade cell's outputs: the feedback on stdout, then the score as the cell's result,
+    which nbgrader records (0 for a bonus exercise, whose score is extra credit: :class:`SaveExtraCredit`)."""
+    exercise = course.exercise(module)
+    score = 0 if exercise.bonus else min(grade.score, exercise.points)
+    return [new_output("stream", name="stdout", text=feedback_text(module, exercise.points_text, grade)),
             new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None)]
 
 
-def feedback_text(module: str, points: int, grade: Grade) -> str:
-    """What the student reads under the grade cell."""
+def feedback_text(module: str, points: str | int, grade: Grade) -> str:
+    """What the student reads under the grade cell (``points``: the exercise's, as ``20`` or ``10 bonus``)."""
     results = [r for r in grade.results if r.exercise == module]
     public = [r for r in results if not r.hidden]
     hidden = replace(grade, results=tuple(r for r in results if r.hidden))
-    lines = [f"{module}: {grade.score:g} / {points}{_HEADER}, top to bottom, "
-             "as a module, in a sandbox, by the course's property suites.", grade.notes_text, ""]
+    lines = [f"{module}: {grade.score:g} / {points} points.", _HEADER, grade.notes_text, ""]
     for result in public:
         mark = PASSED if result.passed else FAILED
         lines.append(f"{mark}  {result.name} ({result.score:g}/{result.points:g})")
@@ -185,7 +256,7 @@ def feedback_text(module: str, points: int, grade: Grade) -> str:
 
 
 PASSED, FAILED, INDENT, HIDDEN = "passed", "FAILED", "    ", "Hidden properties:"
-_HEADER = " points. Your code cells were graded"
+_HEADER = "Your code cells were graded top to bottom, as one module, in a sandbox, by the course's properties."
 _RESULT = re.compile(rf"^({PASSED}|{FAILED})  (\w+) \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\)$")
 _HIDDEN = re.compile(rf"^{HIDDEN} (\d+) of (\d+) passed \(")
 _CUT = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a cell's output
@@ -206,11 +277,11 @@ class Feedback:
 def read_feedback(module: str, text: str) -> Feedback | None:
     """The grade cell's feedback on ``module`` taken apart; None if ``text`` is not the engine's."""
     lines = text.splitlines()
-    if not lines or not (lines[0].startswith(f"{module}: ") and _HEADER in lines[0]):
+    if len(lines) < 2 or not (lines[0].startswith(f"{module}: ") and lines[1] == _HEADER):
         return None
     public: list[PropertyResult] = []
     hidden = (0, 0)
-    at = 1
+    at = 2
     while at < len(lines):
         found = _RESULT.match(lines[at])
         at += 1

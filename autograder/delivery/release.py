@@ -316,4 +316,4 @@ def student_readme(course: Course) -> str:
     setup = (f"python3 -m venv .venv\n.venv/bin/python -m pip install{install}\n" if locks else
              "python3 -m venv .venv   # then install what your instructor names\n")
     return course_text(course, "release_readme", title=course.title, package=course.package, exercise_rows=rows,
-                       setup=setup, data_section=data_section(course))
+                       setup=setup, data_section=data_section(course), first_module=course.exercises[0].module)

@@ -74,12 +74,12 @@ class SpecialTokenizer:
             allowed = set(SPECIAL_TOKENS)
         elif allowed_special == "none":
             allowed = set()
-        elif isinstance(allowed_special, (set, list, tuple)):
+        elif isinstance(allowed_special, (set, frozenset, list, tuple)):
             allowed = set(allowed_special)
             if not allowed <= set(SPECIAL_TOKENS):
                 raise ValueError("allowed_special may only hold special-token strings")
         else:
-            raise TypeError("allowed_special must be 'all', 'none', a set, a list or a tuple")
+            raise TypeError("allowed_special must be 'all', 'none', a set (or frozenset), a list or a tuple")
         if not isinstance(add_eos, bool):
             raise TypeError("add_eos must be a bool")
         out = []

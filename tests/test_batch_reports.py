@@ -1,0 +1,124 @@
+"""What an instructor reads of a batch, with nothing graded: grades.csv, feedback.md and the
+console's table for a grading of some exercises (``grade --exercise``), unreadable submissions
+on the progress bar and in the gradebook, an 80-column terminal, and the command line's help."""
+
+from __future__ import annotations
+
+import csv
+import re
+import sqlite3
+
+import pytest
+from rich.console import Console
+
+from autograder.cli import main
+from autograder.config import load_course
+from autograder.gradebook import Gradebook
+from autograder.grading import grade_many
+from autograder.report import feedback_markdown, print_grades
+from autograder.results import Grade, PropertyResult
+from tests.conftest import COURSE, ROOT
+
+FIRST = "ex1_merge_tracing"
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course(COURSE)
+
+
+def first_only(course) -> Grade:
+    """A grading of exercise 1 alone (``grade --exercise ex1_merge_tracing``): 15 of its 20 points."""
+    return Grade((PropertyResult(FIRST, "test_a", 15, 15, True, False, ""),
+                  PropertyResult(FIRST, "test_b", 5, 0, False, False, "b\n\nwrong")), ("isolation note",), 2.0)
+
+
+def test_a_grading_of_one_exercise_records_that_exercise_alone(course, tmp_path):
+    """No zeros for the exercises that were not graded: feedback.md names only the one graded and
+    scores it out of its own points; grades.csv leaves the others' cells empty."""
+    grade = first_only(course)
+    text = feedback_markdown(course, "alice", grade)
+    assert "**Score: 15 / 20**" in text and f"Only {FIRST} was graded this time." in text
+    assert re.findall(r"^## (\w+)", text, re.M) == [FIRST]
+    book = Gradebook(tmp_path)
+    book.record("alice", {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "v"}, "none", grade,
+                course.full_marks([FIRST]), 2.0)
+    book.write_csv(course, tmp_path / "grades.csv")
+    book.close()
+    (row,) = csv.DictReader((tmp_path / "grades.csv").open())
+    assert (row["score"], row["max_score"], row[FIRST]) == ("15", "20", "15")
+    assert [row[e.module] for e in course.exercises[1:]] == [""] * (len(course.exercises) - 1)
+
+
+def test_the_grades_table_shows_the_graded_exercises_and_whole_notes_in_80_columns(course):
+    console = Console(record=True, width=80)
+    grade = Grade.unreadable(course, "The submission could not be read: bad zip")
+    note = "unreadable: broken.zip: not a readable zip file (File is not a zip file)"
+    print_grades(console, course, [("broken", grade, note), ("alice", Grade.joined([grade], 1.0), "2.1 s")])
+    screen = console.export_text()
+    assert "…" not in screen and max(map(len, screen.splitlines())) <= 80
+    assert " ".join(re.findall(r"│ ([^│]*?) *│$", screen, re.M)).split() == [*note.split(), "2.1", "s"]
+    console = Console(record=True, width=80)
+    print_grades(console, course, [("alice", first_only(course), "2.0 s")])
+    screen = console.export_text()
+    assert "ex1" in screen and "ex2" not in screen and "/20" in screen and "bonus" not in screen
+
+
+def test_an_unreadable_submission_is_counted_on_the_bar_and_recorded_once(course, tmp_path):
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"not a zip")
+    out = tmp_path / "out"
+    for _ in range(2):  # a rerun finds the same unreadable file
+        console = Console(record=True, width=120)
+        rows = grade_many(course, [("broken", broken)], out, 2, False, console)
+        assert rows[0][2].startswith("unreadable: ")
+        assert re.search(r"\b1/1\b", console.export_text()), console.export_text()
+    with sqlite3.connect(out / "gradebook.sqlite") as book:
+        assert book.execute("SELECT COUNT(*) FROM gradings").fetchone()[0] == 1
+    rows = grade_many(course, [("broken", broken)], out, 2, False, Console(file=open("/dev/null", "w")), [FIRST])
+    with sqlite3.connect(out / "gradebook.sqlite") as book:
+        assert book.execute("SELECT COUNT(*) FROM gradings").fetchone()[0] == 2, "another grading: another row"
+    assert [r.exercise for r in rows[0][1].results] == [FIRST]
+
+
+def test_an_unknown_exercise_is_one_clear_error(capsys):
+    assert main(["--course", str(COURSE), "grade", str(ROOT / "exercises"), "--out", "/nonexistent",
+                 "--exercise", "ex9_nothing"]) == 2
+    said = capsys.readouterr()
+    assert "--exercise ex9_nothing: not an exercise of course.yaml" in " ".join((said.out + said.err).split())
+
+
+def test_a_replay_of_a_built_bundle_takes_no_exercise(capsys, tmp_path):
+    """``--exercise`` is the bundle's: with ``--zip`` (a bundle built before) it would go unheard."""
+    assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises"), "--zip",
+                 str(tmp_path / "a.zip"), "--exercise", FIRST]) == 2
+    assert "give it when the bundle is built" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_replay_whose_grading_failed_is_summed_up(monkeypatch, capsys):
+    """run_autograder's fallback results.json, when grading itself failed, has no tests."""
+    from autograder.delivery import gradescope
+
+    said = "The autograder could not grade this submission (exit 2)."
+    monkeypatch.setattr(gradescope, "replay", lambda *args: gradescope.Replay({"score": 0, "output": said}, 1.0, None))
+    assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert said in out and "score 0, 0 of 0 tests passed" in out and "results.json not kept" in out
+
+
+def test_the_top_level_help_and_grade_s_help_say_the_same_of_what_grade_takes(capsys):
+    helps = []
+    for argv in (["--help"], ["grade", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        helps.append(" ".join(capsys.readouterr().out.split()))
+    accepted = "folder, .zip, .py or .ipynb file"
+    assert f"grade submissions (each a {accepted})" in helps[0] and f"SUBMISSION a {accepted}" in helps[1]
+
+
+def test_the_partly_wrong_sample_s_readme_counts_its_missing_exercises(course):
+    sample = ROOT / "samples" / "partly_wrong"
+    missing = [e.module for e in course.exercises if not (sample / "exercises" / f"{e.module}.py").exists()]
+    words = {4: "four", 5: "five", 6: "six"}
+    text = " ".join((sample / "README.md").read_text(encoding="utf-8").split())
+    assert f"The other {words[len(missing)]} exercises" in text, text

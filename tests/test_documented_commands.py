@@ -1,0 +1,206 @@
+"""The instructor's path as the documentation writes it, run as written.
+
+Every ``sh`` block of the README's sections "For students" and "For instructors", and of
+``docs/nbgrader.md``, ``docs/gradescope.md`` and ``docs/class-report.md``, is read from the page
+and run here by bash (``set -eo pipefail``: any command that fails fails the test), in the
+order an instructor and a student take them, and what the text says a step leaves behind is
+checked. The blocks run in a copy of the course made of links to this repository (the
+documented commands write into the course folder), with a temporary home folder and only the
+system's ``PATH``. A page whose first block sets variables (``docs/nbgrader.md``) has that block
+run before each of its blocks, as the page asks of its reader; of its variables only those
+naming places outside the temporary folders (the course, the exchange) are pointed elsewhere.
+
+A block that no step here claims fails :func:`test_every_documented_block_is_run`: a command
+added to the documentation needs a place in these scenarios.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.utils import get_username
+
+from autograder.config import load_course
+from autograder.delivery.nbgrader_course import exercise_notebook
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+COURSE = load_course(ROOT / "course.yaml")
+FIRST = "ex1_merge_tracing"
+DOCS = {"README.md": ("## For students", "## For instructors"), "docs/nbgrader.md": None,
+        "docs/gradescope.md": None, "docs/class-report.md": None}
+# page -> the text that picks each block out, in the order the scenarios below run them
+STEPS = {
+    "README.md": ["autograder release --out", "autograder check", "autograder grade", "autograder report"],
+    "docs/class-report.md": ["autograder report"],
+    "docs/nbgrader.md": ["EXCHANGE=", "chmod", "autograder nbgrader", "generate_assignment", "fetch_assignment",
+                         "nbgrader submit", "nbgrader autograde", "fetch_feedback", "autograder report"],
+    "docs/gradescope.md": ["gradescope --out autograder.zip", "--exercise ex1_merge_tracing"],
+}
+
+
+def blocks(page: str) -> list[str]:
+    """The ``sh`` blocks of ``page`` (of its sections named in :data:`DOCS`, where it names some)."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    sections = DOCS[page]
+    if sections is not None:
+        parts = re.split(r"^(?=## )", text, flags=re.M)
+        text = "".join(part for part in parts if part.startswith(sections))
+    return re.findall(r"^```sh\n(.*?)^```", text, flags=re.M | re.S)
+
+
+def block(page: str, marker: str) -> str:
+    """The one block of ``page`` that holds ``marker``."""
+    found = [b for b in blocks(page) if marker in b]
+    assert len(found) == 1, f"{page}: {len(found)} sh blocks hold {marker!r}"
+    return found[0]
+
+
+def test_every_documented_block_is_run():
+    for page, markers in STEPS.items():
+        claimed = [b for b in blocks(page) if any(marker in b for marker in markers)]
+        assert claimed == blocks(page), f"{page}: a block no scenario runs: {set(blocks(page)) - set(claimed)}"
+        assert all(block(page, marker) for marker in markers)
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory) -> dict[str, Path]:
+    """A home folder, and in it the course as a folder of links to this repository, with the
+    class's submissions in ``submissions/``: the reference, the partly wrong sample, a file
+    that is no zip, and exercise 1 alone as a notebook."""
+    base = tmp_path_factory.mktemp("documented")
+    base.chmod(0o755)
+    home = base / "home"
+    course = home / "tokenizer-course"
+    course.mkdir(parents=True)
+    for entry in ROOT.iterdir():
+        if entry.name not in (".git", "out"):
+            (course / entry.name).symlink_to(entry)
+    submissions = course / "submissions"
+    submissions.mkdir()
+    for name, folder in (("alice", ROOT / "solutions"), ("bob", ROOT / "samples" / "partly_wrong")):
+        with zipfile.ZipFile(submissions / f"{name}.zip", "w") as archive:
+            for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+                archive.write(path, path.relative_to(folder).as_posix())
+    (submissions / "carol.zip").write_bytes(b"not a zip")
+    nbformat.write(exercise_notebook(COURSE, COURSE.exercise(FIRST)), submissions / f"{FIRST}.ipynb")
+    return {"base": base, "home": home, "course": course}
+
+
+def run(page: str, marker: str, place: dict[str, Path], cwd: Path | None = None,
+        variables: dict[str, str] | None = None) -> str:
+    """Run the block of ``page`` that holds ``marker`` in bash, as written, in ``cwd`` (the
+    course); after the page's variables block, if ``variables`` names some to point elsewhere.
+    Return what it printed."""
+    script = block(page, marker)
+    if variables is not None:
+        setup = blocks(page)[0]
+        for name, value in variables.items():
+            setup, count = re.subn(rf"^{name}=\S*", f"{name}={value}", setup, flags=re.M)
+            assert count == 1, f"{page}'s first block sets no {name}"
+        script = setup + "\n" + script
+    env = {"HOME": str(place["home"]), "PATH": "/usr/local/bin:/usr/bin:/bin", "COLUMNS": "200",
+           "LANG": "C.UTF-8", "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))}
+    done = subprocess.run(["bash", "-c", "set -eo pipefail\n" + script], cwd=cwd or place["course"], env=env,
+                          capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, f"{page}: this block failed ({done.returncode}):\n{script}\n" + \
+        (done.stdout + done.stderr)[-5000:]
+    return done.stdout + done.stderr
+
+
+def test_the_readme_s_instructor_and_student_path(place):
+    """Release, a student's self-check in the release, the batch and the class report."""
+    course = place["course"]
+    run("README.md", "autograder release --out", place)
+    release = course / "student-course"
+    assert (release / "README.md").is_file() and not (release / "solutions").exists()
+    for module in COURSE.exercises:  # the student's finished work
+        shutil.copy(ROOT / "solutions" / f"{module.module}.py", release / "exercises")
+    for helper in ("_bpe.py", "_checks.py"):
+        shutil.copy(ROOT / "solutions" / helper, release / "exercises")
+    (release / ".venv").symlink_to(ROOT / ".venv")
+    shutil.make_archive(str(release / "my-work"), "zip", release, "exercises")
+    run("README.md", "autograder check", place, cwd=release)  # both checks pass: exit status 0
+
+    said = run("README.md", "autograder grade", place)
+    grades = course / "grades"
+    for name in ("alice", "bob", "carol"):
+        assert (grades / name / "results.json").is_file() and (grades / name / "feedback.md").is_file()
+    rows = {row["submission"]: row for row in csv.DictReader((grades / "grades.csv").open())}
+    assert rows["alice"]["score"] == "110" and rows["alice"]["max_score"] == "100"
+    assert rows["carol"]["score"] == "0" and rows["carol"]["note"].startswith("unreadable: ")
+    assert "could not be read" in (grades / "carol" / "feedback.md").read_text()
+
+    for page in ("README.md", "docs/class-report.md"):
+        (course / "report.html").unlink(missing_ok=True)
+        said = run(page, "autograder report", place)
+        assert "Class report written to report.html: 3 submissions" in " ".join(said.split())
+        report = (course / "report.html").read_text(encoding="utf-8")
+        totals = dict(re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)"', report))
+        assert totals == {name: row["score"] for name, row in rows.items()}, "the report's totals are grades.csv's"
+
+
+def test_the_nbgrader_page_from_the_course_to_the_export(place):
+    """The exchange as the page makes it, a release, a student's fetch and submission, the
+    instructor's collection, autograde, feedback and export, the student's feedback, the report."""
+    variables = {"COURSE": str(place["course"]), "EXCHANGE": str(place["base"] / "exchange")}
+    page = "docs/nbgrader.md"
+    for marker in ("chmod", "autograder nbgrader", "generate_assignment"):
+        said = run(page, marker, place, variables=variables)
+    nbcourse = place["home"] / "nbcourse"
+    assert (place["base"] / "exchange" / "how-language-model-tokenizers-work" / "outbound" / FIRST).is_dir()
+    assert "Copying" not in said, "nbgrader's line per copied file is back"
+
+    run(page, "fetch_assignment", place, variables=variables)  # the student: this machine's user
+    fetched = place["home"] / FIRST / f"{FIRST}.ipynb"
+    notebook = nbformat.read(fetched, as_version=4)
+    source = nbformat.read(nbcourse / "source" / FIRST / f"{FIRST}.ipynb", as_version=4)
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells if c.metadata["nbgrader"]["solution"]}
+    for cell in notebook.cells:
+        cell.source = answers.get(cell.metadata.get("nbgrader", {}).get("grade_id"), cell.source)
+    nbformat.write(notebook, fetched)
+    run(page, "nbgrader submit", place, variables=variables)
+
+    said = run(page, "nbgrader autograde", place, variables=variables)
+    assert "Copying" not in said and "Student code ran in a sandbox" in said
+    with open(nbcourse / "grades.csv", newline="") as table:
+        (row,) = [row for row in csv.DictReader(table) if row["assignment"] == FIRST]
+    assert (row["student_id"], float(row["score"]), float(row["max_score"])) == (get_username(), 20.0, 20.0)
+
+    run(page, "fetch_feedback", place, variables=variables)
+    (feedback,) = (place["home"] / FIRST / "feedback").glob(f"*/{FIRST}.html")
+    page_text = feedback.read_text(encoding="utf-8")
+    assert f"{FIRST}: 20 / 20 points." in page_text
+    feedback_lines = html.unescape(page_text.split(f"{FIRST}: 20 / 20 points.")[1].split("</pre>")[0]).splitlines()
+    assert max(map(len, feedback_lines)) <= 100, "a line of the feedback runs off the page"
+    assert "Out[" not in page_text.split(f'id="{FIRST}_grade"')[-1], "the bare score shows under the feedback"
+
+    said = run(page, "autograder report", place, variables=variables)
+    assert (nbcourse / "report.html").is_file() and "1 submissions" in " ".join(said.split())
+
+
+def test_the_gradescope_page(place):
+    course = place["course"]
+    page = "docs/gradescope.md"
+    said = " ".join(run(page, "gradescope --out autograder.zip", place).split())
+    assert (course / "autograder.zip").is_file()
+    kept = course / "replay" / "results" / "results.json"
+    assert f"results.json kept in {kept}" in said and "score 110" in said
+    assert json.loads(kept.read_text())["score"] == 110
+
+    said = " ".join(run(page, "--exercise ex1_merge_tracing", place).split())
+    kept = course / "replay-ex1" / "results" / "results.json"
+    results = json.loads(kept.read_text())
+    assert {t["extra_data"]["exercise"] for t in results["tests"]} == {FIRST} and results["score"] == 20, said
+    assert "out of 20" in said
