@@ -2,11 +2,13 @@
 
 - ``check [PATH]``: the student's self-check on the public properties (default: the course's
   package folder). Exits 1 when a property fails.
-- ``grade SUBMISSION ... --out DIR [--jobs N | --cluster tcp://HOST:8786] [--force] [--exercise X]``:
-  official grading of submissions (folders, .zip, .py or .ipynb files; of exercise ``X`` alone, if
-  given, and of nothing else) into ``DIR/<name>/results.json`` and ``feedback.md``,
+- ``grade SUBMISSION ... --out DIR [--jobs N | --cluster tls://HOST:8786 --cluster-certs CERTS] [--force]
+  [--exercise X]``: official grading of submissions (folders, .zip, .py or .ipynb files; of exercise
+  ``X`` alone, if given, and of nothing else) into ``DIR/<name>/results.json`` and ``feedback.md``,
   ``DIR/grades.csv`` and ``DIR/gradebook.sqlite``, here or on a Dask cluster's workers (see
   :mod:`autograder.cluster`). Exits 0 whenever grading ran, whatever the scores.
+- ``cluster-certs --out CERTS``: the certificates of a grading cluster's mutual TLS (the
+  scheduler, the workers and ``grade --cluster`` use them); see :mod:`autograder.cluster_tls`.
 - ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
 - ``bench [SUBMISSION]``: measures the sandbox's overhead and grading throughput.
 - ``release --out DIR``: the student release (no solutions, no hidden properties, sealed
@@ -89,9 +91,18 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded unchanged")
     grade.add_argument("--exercise", action="append", help="grade only this exercise module (repeatable)")
-    grade.add_argument("--cluster", metavar="tcp://HOST:8786",
+    grade.add_argument("--cluster", metavar="tls://HOST:8786",
                        help="grade on this Dask scheduler's workers (see autograder.cluster)")
+    grade.add_argument("--cluster-certs", metavar="CERTS", type=Path,
+                       help="with a tls:// --cluster: the folder `cluster-certs` made")
+    grade.add_argument("--unsafe-cluster-tcp", action="store_true",
+                       help="use a tcp:// --cluster on another machine: no credentials, anyone who reaches the "
+                       "scheduler runs code in the graders")
     grade.set_defaults(run=_grade)
+
+    certs = commands.add_parser("cluster-certs", help="make the certificates of a grading cluster's mutual TLS")
+    certs.add_argument("--out", required=True, type=Path, help="a new folder (private to you)")
+    certs.set_defaults(run=_cluster_certs)
 
     demo = commands.add_parser("demo", help="grade the course's sample submissions")
     demo.add_argument("--out", type=Path, default=Path("out/demo"))
@@ -197,7 +208,7 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
     if args.cluster:
         from .cluster import connect
 
-        cluster = connect(args.cluster, course, args.unsafe)
+        cluster = connect(args.cluster, course, args.unsafe, args.cluster_certs, args.unsafe_cluster_tcp)
         try:  # every submission is handed over at once: the scheduler spreads them over the workers
             rows = grade_many(course, named, args.out, max(1, len(named)), args.force, console, args.exercise,
                               cluster.grade, cluster.isolation)
@@ -212,6 +223,17 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
     console.print(f"Reports: {args.out}/<name>/results.json and feedback.md; {args.out}/grades.csv", highlight=False)
     failed = [name for name, grade, _ in rows if grade is None]
     return 2 if failed else 0
+
+
+def _cluster_certs(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .cluster_tls import make_certificates
+
+    make_certificates(args.out)
+    flags = f"--tls-ca-file {args.out}/ca.pem --tls-cert {args.out}/cluster.pem --tls-key {args.out}/cluster-key.pem"
+    console.print(f"Cluster certificates written to [bold]{args.out}[/]: whoever can read them joins the cluster. "
+                  f"Start the scheduler with --protocol tls {flags}, each worker with {flags}, and grade with "
+                  f"--cluster tls://HOST:8786 --cluster-certs {args.out}", highlight=False)
+    return 0
 
 
 def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:

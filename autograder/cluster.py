@@ -1,4 +1,4 @@
-"""Grading a batch on a Dask distributed cluster (``grade --cluster tcp://HOST:8786``).
+"""Grading a batch on a Dask distributed cluster (``grade --cluster tls://HOST:8786 --cluster-certs DIR``).
 
 The cluster is Dask's own: ``dask scheduler`` and ``dask worker`` processes, started by hand,
 by ``dask-jobqueue`` on SLURM or by ``dask-kubernetes``. Each submission is one task. A worker
@@ -17,6 +17,9 @@ keeps the gradebook and writes every report, so a batch resumes as before.
 - **No grade lost.** A task whose worker dies is run again on another worker by the
   scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
   depends only on the submission and the course, so it comes out the same.
+- **Members only.** The client, the scheduler and the workers speak mutual TLS with the
+  certificates of ``cluster-certs`` (:mod:`autograder.cluster_tls`); plain ``tcp://`` only on
+  loopback, unless ``--unsafe-cluster-tcp``.
 - **Plain data only.** A task carries the staged submission's files as bytes and brings back
   the reports as text; no object from student code crosses, and the grade is read from the
   ``results.json`` the worker's grader process wrote.
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .cluster_tls import client_security
 from .config import Course, load_course
 from .errors import GraderError
 from .grading import GraderPool, course_digest
@@ -80,20 +84,23 @@ class Cluster:
         self.client.close()
 
 
-def connect(address: str, course: Course, unsafe: bool) -> Cluster:
-    """The cluster of the scheduler at ``address``, once every worker has shown it grades this course."""
+def connect(address: str, course: Course, unsafe: bool, certificates: Path | None = None,
+            unsafe_tcp: bool = False) -> Cluster:
+    """The cluster of the scheduler at ``address``, once every worker has shown it grades this
+    course; ``certificates`` is the folder of ``cluster-certs`` (see :mod:`autograder.cluster_tls`)."""
     try:
         from distributed import Client
     except ImportError:
         raise GraderError("--cluster needs Dask distributed: pip install the cluster extra "
                           "(make setup installs it)") from None
     try:
+        security = client_security(address, certificates, unsafe_tcp)
         _answers(address)
-        client = Client(address, timeout="20s")
+        client = Client(address, security=security, timeout="20s")
     except OSError as error:
         raise GraderError(f"no Dask scheduler answers at {address}: {error}") from None
     except ValueError as error:  # distributed's word for an address it cannot parse
-        raise GraderError(f"--cluster {address!r} is not a scheduler address like tcp://HOST:8786: {error}") from None
+        raise GraderError(f"--cluster {address!r} is not a scheduler address like tls://HOST:8786: {error}") from None
     digest = course_digest(course)
     answers = client.run(worker_problem, str(course.file), digest, unsafe)
     problems = {worker: answer for worker, answer in sorted(answers.items()) if answer}
@@ -107,13 +114,13 @@ def connect(address: str, course: Course, unsafe: bool) -> Cluster:
 
 
 def _answers(address: str) -> None:
-    """Raise OSError at once if nothing listens at a ``tcp://`` ``address``: Dask's client would
-    retry a refused connection for its whole timeout (20 s) before saying so. Other schemes,
-    and anything that does answer, are left to the client."""
+    """Raise OSError at once if nothing listens at a ``tcp://`` or ``tls://`` ``address``: Dask's
+    client would retry a refused connection for its whole timeout (20 s) before saying so.
+    Anything that does answer is left to the client."""
     from distributed.comm.addressing import parse_address, parse_host_port
 
     scheme, where = parse_address(address)
-    if scheme == "tcp":
+    if scheme in ("tcp", "tls"):
         with socket.create_connection(parse_host_port(where), timeout=20):
             pass
 

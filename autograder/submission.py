@@ -13,7 +13,9 @@ submission is recognised. The staged folder is private to the grader's user (070
 paths, no ``..``, no links, and caps on the number of entries (checked before they are
 parsed), of files and of their size. Folders that are never graded (``.git``, ``.venv``,
 ``__MACOSX``, caches) are skipped and do not count against the caps on files. Links inside
-a folder are skipped. Anything unreadable raises :class:`SubmissionError` with a one-line
+a folder are skipped, and so is a file whose name (or whose folder's name, inside the package)
+is not valid UTF-8 (what ``unzip`` makes of an old Windows zip): no code can import it or
+name it. Each skipped file is named in the feedback. Anything unreadable raises :class:`SubmissionError` with a one-line
 message for the instructor, and leaves no staged folder behind.
 """
 
@@ -92,6 +94,7 @@ def stage(course: Course, path: Path) -> Staged:
             chosen = _choose_package(course, files, path)
         except SubmissionError as error:
             raise SubmissionError("; ".join([str(error), *notes])) from None
+        chosen = _utf8_paths(chosen, notes)
         package = PurePosixPath(course.package)
         chosen, notebooks = _from_notebooks(course, chosen, notes)
         for relative, content in chosen.items():
@@ -156,6 +159,9 @@ def _read_folder(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
     notes: list[str] = []
     total = 0
     for relative, status in _walk(path):
+        if not _utf8(relative.name):
+            notes.append(_not_utf8(relative))
+            continue
         if not stat.S_ISREG(status.st_mode):
             notes.append(f"skipped {_quote(relative)}: links and special files are not graded")
             continue
@@ -183,7 +189,7 @@ def _walk(path: Path) -> Iterator[tuple[PurePosixPath, os.stat_result]]:
             count += len(entries)
             _check_entries(path, count)
             for entry in entries:
-                relative = _utf8_name(path, folder, entry.name)
+                relative = folder / entry.name
                 status = entry.stat(follow_symlinks=False)
                 if not stat.S_ISDIR(status.st_mode):
                     yield relative, status
@@ -193,14 +199,25 @@ def _walk(path: Path) -> Iterator[tuple[PurePosixPath, os.stat_result]]:
             raise SubmissionError(f"{path.name}: cannot read {_quote(folder)} ({error.strerror})") from None
 
 
-def _utf8_name(path: Path, folder: PurePosixPath, name: str) -> PurePosixPath:
-    """``folder / name``; a name that is not valid UTF-8 is refused."""
+def _utf8(name: str) -> bool:
+    """Whether a name read from a folder is valid UTF-8 (Python gives undecodable bytes as surrogates)."""
     try:
         name.encode()
     except UnicodeEncodeError:
-        raise SubmissionError(
-            f"{path.name}: a file name that is not valid UTF-8: {os.fsencode(folder / name)!r}") from None
-    return folder / name
+        return False
+    return True
+
+
+def _not_utf8(relative: PurePosixPath) -> str:
+    return f"skipped {_quote(relative)}: its name is not valid UTF-8, so no code can import or open it"
+
+
+def _utf8_paths(files: dict[PurePosixPath, bytes], notes: list[str]) -> dict[PurePosixPath, bytes]:
+    """``files`` without those under a folder whose name is not valid UTF-8, each noted. Such a
+    folder outside the package (the one a zip was unpacked into, say) costs nothing."""
+    kept = {relative: content for relative, content in files.items() if _utf8(str(relative))}
+    notes.extend(_not_utf8(relative) for relative in files if relative not in kept)
+    return kept
 
 
 def _read_zip(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
@@ -330,9 +347,15 @@ def _write(where: Path, root: Path, relative: PurePosixPath, content: bytes) -> 
 
 
 def _quote(path: PurePosixPath | str) -> str:
-    """A path for a one-line message: quoted, escaped, and shortened if long."""
+    """A path for a one-line message: quoted, escaped, and shortened if long; a name that is
+    not valid UTF-8 is shown as its bytes (``b'caf\\xe9.txt'``)."""
     text = str(path)
-    return repr(text if len(text) <= 80 else text[:77] + "...")
+    text = text if len(text) <= 80 else text[:77] + "..."
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return repr(os.fsencode(text))
+    return repr(text)
 
 
 def _digest(root: Path) -> str:

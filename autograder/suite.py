@@ -94,7 +94,8 @@ def _builtin_error(name: str) -> type[BaseException] | None:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equality that also checks types, so ``1 == True`` or ``[1] == (1,)`` do not pass."""
+    """Equality that also checks types, so ``1 == True`` or ``[1] == (1,)`` do not pass, at
+    every level: dict keys and set members included (``{(1, 2): 3}`` is not ``{(True, 2.0): 3}``)."""
     if isinstance(a, tuple) and isinstance(b, tuple):  # a named tuple equals its plain tuple
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is not type(b):
@@ -102,7 +103,17 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        keys = _members(b)
+        return len(a) == len(b) and all(k in keys and _same(k, keys[k]) and _same(a[k], b[keys[k]]) for k in a)
+    if isinstance(a, (set, frozenset)):
+        members = _members(b)
+        return len(a) == len(b) and all(x in members and _same(x, members[x]) for x in a)
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)
     return a == b
+
+
+def _members(keys: Any) -> dict:
+    """Each key (or member) of ``keys`` by itself: looking up an equal value gives the one
+    ``keys`` holds, whose type may differ (``True`` for ``1``)."""
+    return {key: key for key in keys}

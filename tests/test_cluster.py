@@ -1,12 +1,15 @@
-"""``grade --cluster``: a real Dask scheduler and two workers on 127.0.0.1 grade a batch of the
-toy course; one worker is killed while it grades, and every grade still comes back, the same
-as a local ``--jobs 1`` run's."""
+"""``grade --cluster``: a real Dask scheduler and two workers on 127.0.0.1, speaking mutual TLS
+with the certificates of ``cluster-certs``, grade a batch of the toy course; one worker is
+killed while it grades, and every grade still comes back, the same as a local ``--jobs 1``
+run's. A client without the certificate is refused, and so is plain TCP to another machine."""
 
 import json
 import os
 import signal
 import socket
 import sqlite3
+import ssl
+import stat
 import subprocess
 import sys
 import time
@@ -37,6 +40,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def listening(port: int) -> None:
+    """Wait until something listens on 127.0.0.1:``port`` (a scheduler just started)."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on port {port}"
+            time.sleep(0.2)
 
 
 def start(*args: str, log: Path, **extra_env: str) -> subprocess.Popen:
@@ -77,16 +92,29 @@ def batch(tmp_path):
     return tmp_path, sorted((tmp_path / "subs").iterdir())
 
 
+def make_certs(folder: Path) -> list[str]:
+    """``cluster-certs --out folder``, and the flags that give its certificates to a scheduler or worker."""
+    made = autograder("cluster-certs", "--out", str(folder), course=TOY / "course.yaml")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "cluster-key.pem").stat().st_mode) == 0o600
+    return ["--tls-ca-file", str(folder / "ca.pem"), "--tls-cert", str(folder / "cluster.pem"),
+            "--tls-key", str(folder / "cluster-key.pem")]
+
+
 @pytest.fixture
 def cluster(tmp_path):
-    address = f"tcp://127.0.0.1:{free_port()}"
+    """A scheduler and two workers speaking TLS: its address, the worker to kill, the certificates' folder."""
+    certs = tmp_path / "certs"
+    flags = make_certs(certs)
+    address = f"tls://127.0.0.1:{free_port()}"
     processes = [start("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard",
-                       log=tmp_path / "scheduler.log")]
-    time.sleep(3)
+                       "--protocol", "tls", *flags, log=tmp_path / "scheduler.log")]
+    listening(int(address.rsplit(":", 1)[1]))
     for name in ("a", "b"):  # no nanny: a killed worker stays dead
         processes.append(start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
-                               "--name", name, log=tmp_path / f"worker-{name}.log"))
-    yield address, processes[1]
+                               "--name", name, *flags, log=tmp_path / f"worker-{name}.log"))
+    yield address, processes[1], certs
     for process in processes:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
@@ -95,12 +123,12 @@ def cluster(tmp_path):
 
 def test_a_killed_worker_loses_no_grade_and_grades_match_a_local_run(batch, cluster):
     tmp_path, subs = batch
-    address, victim = cluster
+    address, victim, certs = cluster
     local = autograder("grade", *map(str, subs), "--out", str(tmp_path / "local"), "--jobs", "1",
                        course=TOY / "course.yaml")
     assert local.returncode == 0, local.stdout + local.stderr
     command = [sys.executable, "-m", "autograder", "--course", str(TOY / "course.yaml"), "grade", *map(str, subs),
-               "--out", str(tmp_path / "remote"), "--cluster", address]
+               "--out", str(tmp_path / "remote"), "--cluster", address, "--cluster-certs", str(certs)]
     remote = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,  # a client
                               env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200",  # with no sandbox:
                                    "AUTOGRADER_LAYERS": ""})  # it runs no student code
@@ -124,13 +152,13 @@ def test_a_killed_worker_loses_no_grade_and_grades_match_a_local_run(batch, clus
 
 def test_a_worker_with_another_course_is_refused(batch, cluster, tmp_path):
     _tmp, subs = batch
-    address, _victim = cluster
+    address, _victim, certs = cluster
     edited = tmp_path / "course"
     subprocess.run(["cp", "-r", str(TOY), str(edited)], check=True)
     yaml = edited / "course.yaml"
     yaml.write_text(yaml.read_text().replace("seed: 12345", "seed: 12346"))  # the client's copy differs
     refused = autograder("grade", str(subs[0]), "--out", str(tmp_path / "out"), "--cluster", address,
-                         course=yaml)
+                         "--cluster-certs", str(certs), course=yaml)
     assert refused.returncode == 2
     assert "cannot grade this course" in refused.stderr and "digest does not match" in refused.stderr
     assert not (tmp_path / "out" / subs[0].name / "results.json").exists()
@@ -159,6 +187,51 @@ def test_a_worker_without_a_sandbox_stops_the_batch_as_a_local_refusal_does(batc
     assert not (tmp_path / "out" / subs[0].name / "results.json").exists()
 
 
+def test_a_client_without_the_certificate_is_refused(batch, cluster, tmp_path):
+    """Neither TLS without a certificate, nor one from another ``cluster-certs``, nor plain TCP
+    gets past the handshake; nothing is graded."""
+    _tmp, subs = batch
+    address, _victim, certs = cluster
+    host, port = address.removeprefix("tls://").rsplit(":", 1)
+    anonymous = ssl.create_default_context(cafile=certs / "ca.pem")  # trusts the scheduler, shows nothing
+    anonymous.check_hostname = False
+    with socket.create_connection((host, int(port)), timeout=30) as raw, \
+            pytest.raises(ssl.SSLError, match="CERTIFICATE_REQUIRED"), anonymous.wrap_socket(raw) as tls:
+        tls.sendall(b"\0" * 8)
+        tls.recv(1)
+    again = autograder("cluster-certs", "--out", str(certs), course=TOY / "course.yaml")  # never replaced in place
+    assert again.returncode == 2 and "is not a new or empty folder" in again.stderr, again.stderr
+    make_certs(tmp_path / "other")
+    other = autograder("grade", str(subs[0]), "--out", str(tmp_path / "out"), "--cluster", address,
+                       "--cluster-certs", str(tmp_path / "other"), course=TOY / "course.yaml")
+    assert other.returncode == 2 and "TLS certificate does not match" in other.stderr, other.stderr
+    plain = autograder("grade", str(subs[0]), "--out", str(tmp_path / "out"), "--cluster",
+                       address.replace("tls://", "tcp://"), course=TOY / "course.yaml")
+    assert plain.returncode == 2 and f"no Dask scheduler answers at tcp://{host}:{port}" in plain.stderr, plain.stderr
+    for refused in (other, plain):
+        assert "Traceback" not in refused.stderr
+    assert not (tmp_path / "out" / subs[0].name / "results.json").exists()
+
+
+def test_plain_tcp_to_another_machine_is_refused_unless_the_instructor_insists(tmp_path):
+    from autograder.cluster_tls import client_security
+    from autograder.errors import GraderError
+
+    refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"), "--cluster",
+                         "tcp://192.0.2.1:8786", course=TOY / "course.yaml")
+    assert refused.returncode == 2 and "refusing plain TCP to another machine" in refused.stderr, refused.stderr
+    assert "--unsafe-cluster-tcp" in refused.stderr and "Traceback" not in refused.stderr
+    assert client_security("tcp://192.0.2.1:8786", None, unsafe_tcp=True) is None
+    for loopback in ("tcp://127.0.0.1:8786", "tcp://localhost:8786", "tcp://[::1]:8786", "127.0.0.2:8786"):
+        assert client_security(loopback, None, unsafe_tcp=False) is None, loopback
+    with pytest.raises(GraderError, match="needs --cluster-certs"):
+        client_security("tls://192.0.2.1:8786", None, unsafe_tcp=False)
+    with pytest.raises(GraderError, match="lacks ca.pem, cluster.pem, cluster-key.pem"):
+        client_security("tls://192.0.2.1:8786", tmp_path, unsafe_tcp=False)
+    with pytest.raises(GraderError, match="not ws://"):
+        client_security("ws://127.0.0.1:8786", None, unsafe_tcp=False)
+
+
 def test_no_scheduler_is_one_clear_line(tmp_path):
     refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"),
                          "--cluster", f"tcp://127.0.0.1:{free_port()}", course=TOY / "course.yaml")
@@ -170,8 +243,10 @@ def test_no_scheduler_is_one_clear_line(tmp_path):
     assert "Traceback" not in malformed.stderr
 
 
-def test_the_readme_s_slurm_snippet_makes_a_job_script():
+def test_the_readme_s_slurm_snippet_makes_a_job_script(tmp_path, monkeypatch):
     pytest.importorskip("dask_jobqueue", reason="the cluster extra (make setup installs it)")
+    make_certs(tmp_path / "certs")
+    monkeypatch.chdir(tmp_path)  # where the snippet's relative certs/ is
     readme = (ROOT / "README.md").read_text()
     snippet = readme.split("<!-- slurm-start -->")[1].split("<!-- slurm-end -->")[0]
     code = snippet.split("```python")[1].split("```")[0]
@@ -185,6 +260,9 @@ def test_the_readme_s_slurm_snippet_makes_a_job_script():
         cluster.close()
     assert script.startswith("#!") and "#SBATCH" in script
     assert "cd /shared/tokenizer-course" in script and "--nthreads 2" in script
+    for flag, name in (("--tls-ca-file", "ca.pem"), ("--tls-cert", "cluster.pem"), ("--tls-key", "cluster-key.pem")):
+        assert f"{flag} {tmp_path / 'certs' / name}" in script, script
+    assert "--protocol tls://" in script, script
 
 
 def test_a_task_s_key_names_the_course_the_files_and_the_exercises():

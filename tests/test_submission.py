@@ -1,6 +1,7 @@
 """Staging submissions: both layouts grade the same, zips are read safely, problems are named."""
 
 import io
+import json
 import os
 import stat
 import struct
@@ -13,7 +14,7 @@ import pytest
 
 from autograder.config import load_course
 from autograder.submission import MAX_ENTRIES, MAX_FILES, SubmissionError, notebook_spans, stage, submission_name
-from tests.conftest import ROOT
+from tests.conftest import ROOT, autograder
 
 COURSE = load_course(ROOT / "course.yaml")
 MODULE = "def trace_merges(text, num_merges):\n    return []\n"
@@ -275,12 +276,52 @@ def test_file_name_too_long(tmp_path, refused):
     assert len(text) < 200, "the long name is shortened"
 
 
-def test_folder_file_name_not_utf8(tmp_path, refused):
-    folder = tmp_path / "hal" / "exercises"
-    folder.mkdir(parents=True)
-    (folder / "ex1_merge_tracing.py").write_text(MODULE)
-    os.close(os.open(os.fsencode(folder) + b"/bad\xff.py", os.O_WRONLY | os.O_CREAT, 0o600))
-    refused(tmp_path / "hal", r"a file name that is not valid UTF-8: b'exercises/bad\\xff.py'")
+def touch(path: bytes, content: bytes = b"x = 1\n") -> None:
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as file:
+        file.write(content)
+
+
+def test_names_that_are_not_utf8_are_skipped_and_named(tmp_path):
+    """What Linux ``unzip`` makes of a Windows student's zip: no code can name such a file, so it
+    is skipped with a note, and the rest is staged; a wrapping folder so named costs nothing."""
+    top = os.fsencode(tmp_path / "hal") + b"/Devoir_caf\xe9"
+    os.makedirs(top + b"/exercises/donn\xe9es")
+    (Path(os.fsdecode(top)) / "exercises" / "ex1_merge_tracing.py").write_text(MODULE)
+    touch(top + b"/exercises/notes_caf\xe9.txt")
+    touch(top + b"/exercises/donn\xe9es/corpus.txt")
+    touch(top + b"/r\xe9ponses.txt")
+    staged = stage(COURSE, tmp_path / "hal")
+    try:
+        assert sorted(staged_files(staged)) == ["exercises/__init__.py", "exercises/ex1_merge_tracing.py",
+                                                "exercises/lesson.py"]
+        why = "its name is not valid UTF-8, so no code can import or open it"
+        assert sorted(staged.notes) == [f"skipped b'Devoir_caf\\xe9/exercises/notes_caf\\xe9.txt': {why}",
+                                        f"skipped b'Devoir_caf\\xe9/r\\xe9ponses.txt': {why}",
+                                        f"skipped b'donn\\xe9es/corpus.txt': {why}"]
+    finally:
+        staged.remove()
+
+
+
+def test_a_folder_with_a_name_that_is_not_utf8_grades_as_its_zip(tmp_path):
+    """The folder ``unzip`` made and the zip it came from grade the same; the folder's feedback
+    names the file it skipped."""
+    toy = ROOT / "tests" / "fixtures" / "toy_course"
+    answer = (toy / "answers" / "ex_sum.py").read_bytes()
+    os.makedirs(os.fsencode(tmp_path / "folder" / "toy"))
+    (tmp_path / "folder" / "toy" / "ex_sum.py").write_bytes(answer)
+    touch(os.fsencode(tmp_path / "folder") + b"/notes_caf\xe9.txt", b"done\n")
+    make_zip(tmp_path / "zipped.zip", {"toy/ex_sum.py": answer, "notes_caf\u00e9.txt": b"done\n"})
+    graded = autograder("grade", str(tmp_path / "folder"), str(tmp_path / "zipped.zip"), "--out", str(tmp_path / "out"),
+                        course=toy / "course.yaml")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    results = {name: json.loads((tmp_path / "out" / name / "results.json").read_text())
+               for name in ("folder", "zipped")}
+    assert results["folder"]["score"] == results["zipped"]["score"] == 10
+    assert [(t["name"], t["score"]) for t in results["folder"]["tests"]] == \
+        [(t["name"], t["score"]) for t in results["zipped"]["tests"]]
+    feedback = (tmp_path / "out" / "folder" / "feedback.md").read_text()
+    assert "skipped b'notes_caf\\xe9.txt': its name is not valid UTF-8" in feedback
 
 
 @pytest.mark.parametrize("member", ["exercises/f{}.pyc", "exercises/d{}/"])
