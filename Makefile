@@ -67,7 +67,7 @@ run: setup
 
 # ruff on the whole repository (pyproject's [tool.ruff]) and mypy on the engine (pyproject's
 # [tool.mypy]); both are pinned in the dev extra.
-lint: setup
+lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
