@@ -1,14 +1,17 @@
 # The two commands of the README:
 #   make run    set everything up, then grade the bundled sample submissions
 #   make test   set everything up, lint (make lint: ruff, mypy), then run the whole test suite
-#   make test-fast   the same without the tests marked slow (under 90 s on 2 cores)
+# The edit loop, which needs only the venv (no apt, no download, no root):
+#   make test-unit   every test that needs nothing but the venv
+#   make test-fast   the quick ones of those, and the sandbox tests not marked slow
+#   make lint        ruff and mypy
 # Everything they need is installed by the targets below, from PyPI and Debian only.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup lock lint run test test-fast mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
+.PHONY: setup lock lint run test test-unit test-fast mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
 
 setup: $(VENV)/.installed sandbox-tools report-tools fetch
 
@@ -71,14 +74,20 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# The whole suite. --require-data: a test whose fetched data is missing fails here (set-up
+# fetched it), where elsewhere it is skipped with the command that fetches it.
 test: setup lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --require-data
 
-# The edit-test loop: everything but the long end-to-end runs (the catalog, hostile
-# submissions, the delivery channels, the isolation modes, the real data runs), which carry
-# `pytestmark = pytest.mark.slow`. `make test` still runs them all.
-test-fast: setup
-	$(BIN)/python -m pytest -m "not slow"
+# The edit loop. The marks (pyproject's [tool.pytest.ini_options]) say what a test needs beyond
+# the venv: sandbox (real workers), data (the fetched files), root, browser; slow marks the long
+# runs. Neither target runs the set-up's apt-get or download steps. test-unit is every test the
+# venv alone can run, slow or not; test-fast the quick ones, and the sandbox tests not marked slow.
+test-unit: $(VENV)/.installed
+	$(BIN)/python -m pytest -m "not (sandbox or data or root or browser)"
+
+test-fast: $(VENV)/.installed
+	$(BIN)/python -m pytest -m "not (slow or data or root or browser)"
 
 # Every mutant cosmic-ray's default operators make of the reference solutions, graded by its
 # exercise's suite (python -m autograder mutate; `make test` grades a fixed sample of 40). It

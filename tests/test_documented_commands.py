@@ -34,7 +34,7 @@ from autograder.config import load_course
 from autograder.delivery.nbgrader_course import exercise_notebook
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 COURSE = load_course(ROOT / "course.yaml")
 FIRST = "ex1_merge_tracing"
