@@ -1,20 +1,25 @@
 # The two commands of the README:
 #   make run    set everything up, then grade the bundled sample submissions
 #   make test   set everything up, lint (make lint: ruff, mypy), then run the whole test suite
-#   make test-fast   the same without the tests marked slow (under 90 s on 2 cores)
+# The edit loop, which needs only the venv (no apt, no download, no root):
+#   make test-unit   every test that needs nothing but the venv
+#   make test-fast   the quick ones of those, and the sandbox tests not marked slow
+#   make lint        ruff and mypy
+#   make docs        the documentation site, warnings as errors, into site/
 # Everything they need is installed by the targets below, from PyPI and Debian only.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup lock lint run test test-fast mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
+.PHONY: setup lock lint run test test-unit test-fast docs mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
 
 setup: $(VENV)/.installed sandbox-tools report-tools fetch
 
 # requirements-nbgrader.lock is requirements.lock plus the extras: nbgrader (nbgrader, jsonschema and
 # nh3, which the delivery channels' tests need), tools (the instructor's), report (the class report's:
-# matplotlib, copydetect) and dev (ruff, mypy); both pin every package with its
+# matplotlib, copydetect), cluster (dask), dev (ruff, mypy, pre-commit, cosmic-ray) and
+# docs (mkdocs, mkdocs-material); both pin every package with its
 # sha256, and pip checks them (the lock is its own constraints file too: without it pip 23 tries
 # an unpinned jsonschema for jupyter-events' jsonschema[format-nongpl] and stops). Then the engine
 # and the course helpers install as a package.
@@ -32,7 +37,7 @@ lock:
 	$(PYTHON) -m venv .tools && .tools/bin/python -m pip install --quiet uv==0.13.9
 	.tools/bin/uv pip compile pyproject.toml -o requirements.lock --generate-hashes --python-version 3.11 \
 	  --custom-compile-command "make lock" $(UPGRADE)
-	.tools/bin/uv pip compile pyproject.toml --extra nbgrader --extra tools --extra report --extra cluster --extra dev -o requirements-nbgrader.lock \
+	.tools/bin/uv pip compile pyproject.toml --extra nbgrader --extra tools --extra report --extra cluster --extra dev --extra docs -o requirements-nbgrader.lock \
 	  --generate-hashes --python-version 3.11.5 --custom-compile-command "make lock" $(UPGRADE)
 
 # The sandbox's tools: bubblewrap (namespaces), setpriv (util-linux: a private uid) and capsh
@@ -67,18 +72,29 @@ run: setup
 
 # ruff on the whole repository (pyproject's [tool.ruff]) and mypy on the engine (pyproject's
 # [tool.mypy]); both are pinned in the dev extra.
-lint: setup
+lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# The whole suite. --require-data: a test whose fetched data is missing fails here (set-up
+# fetched it), where elsewhere it is skipped with the command that fetches it.
 test: setup lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --require-data
 
-# The edit-test loop: everything but the long end-to-end runs (the catalog, hostile
-# submissions, the delivery channels, the isolation modes, the real data runs), which carry
-# `pytestmark = pytest.mark.slow`. `make test` still runs them all.
-test-fast: setup
-	$(BIN)/python -m pytest -m "not slow"
+# The edit loop. The marks (pyproject's [tool.pytest.ini_options]) say what a test needs beyond
+# the venv: sandbox (real workers), data (the fetched files), root, browser; slow marks the long
+# runs. Neither target runs the set-up's apt-get or download steps. test-unit is every test the
+# venv alone can run, slow or not; test-fast the quick ones, and the sandbox tests not marked slow.
+test-unit: $(VENV)/.installed
+	$(BIN)/python -m pytest -m "not (sandbox or data or root or browser)"
+
+test-fast: $(VENV)/.installed
+	$(BIN)/python -m pytest -m "not (slow or data or root or browser)"
+
+# The documentation site (mkdocs.yml, docs/), built with warnings as errors into site/.
+# NO_MKDOCS_2_WARNING quiets the theme's notice about its successor, which is no build problem.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Every mutant cosmic-ray's default operators make of the reference solutions, graded by its
 # exercise's suite (python -m autograder mutate; `make test` grades a fixed sample of 40). It

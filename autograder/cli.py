@@ -51,9 +51,11 @@ from .sandbox import IsolationRefused, require_isolation
 from .submission import SubmissionError, stage, submission_name
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
+    """Run one command; return its exit status (the console script and ``__main__`` exit with it).
+    ``prog`` is the command as the user typed it, for the usage lines."""
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "autograder-hypothesis"))
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     console = Console(stderr=False)
     try:
         course = load_course(args.course)
@@ -72,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
 SUBMISSION = "folder, .zip, .py or .ipynb file"  # what check, grade and gradescope --run accept
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.split("\n\n")[0])
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", default=os.environ.get("AUTOGRADER_COURSE", "course.yaml"),
                         help="the course file (default: ./course.yaml or $AUTOGRADER_COURSE)")
     parser.add_argument("--unsafe-no-sandbox", dest="unsafe", action="store_true",

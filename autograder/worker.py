@@ -190,7 +190,7 @@ def answer(request, handles, roots):
             result = getattr(request["target"], request["name"])
         else:
             result = request["target"](*request["args"], **request["kwargs"])
-        reply = {"ok": result}
+        reply: dict[str, object] = {"ok": result}
     except BaseException as error:  # SystemExit and friends are the student's too
         reply = {"error": describe_error(error, roots)}
     finally:
@@ -299,8 +299,8 @@ def compiled(sources, root):
                 try:
                     with open(path, "rb") as file:
                         source = file.read()
-                    code[name] = bytes(external._code_to_hash_pyc(compile(source, path, "exec", dont_inherit=True),
-                                                                  _imp.source_hash(external._RAW_MAGIC_NUMBER, source),
+                    code[name] = bytes(external._code_to_hash_pyc(compile(source, path, "exec", dont_inherit=True),  # type: ignore[attr-defined]
+                                                                  _imp.source_hash(external._RAW_MAGIC_NUMBER, source),  # type: ignore[attr-defined]
                                                                   True))
                 except (OSError, SyntaxError, ValueError):
                     continue
@@ -411,7 +411,7 @@ def be_child(pipes, folder, config, tmp=False):
     os.chdir(folder)
     os.environ["HOME"] = os.environ["TMPDIR"] = folder
     if "tempfile" in sys.modules:
-        sys.modules["tempfile"].tempdir = None  # found again, from TMPDIR
+        sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]  # found again, from TMPDIR
     write_frame(outbox, b'{"ready":true}')
     serve(inbox, outbox, Handles(), tuple(config["path"]))
 
@@ -443,7 +443,7 @@ def main():
     with_site_packages(config["site"])
     sys.dont_write_bytecode = True
     shell = NotebookShell()
-    builtins.get_ipython = lambda: shell
+    builtins.get_ipython = lambda: shell  # type: ignore[attr-defined]
     if "control" not in config:
         serve(inbox, outbox, Handles(), tuple(config["path"]))
     elif (frame := read_frame(inbox)) is not None:  # a zygote, told what to import first

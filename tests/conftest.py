@@ -97,18 +97,34 @@ def cli():
     return autograder
 
 
+def pytest_addoption(parser):
+    parser.addoption("--require-data", action="store_true",
+                     help="fail, rather than skip, a test whose course data is missing (make test fetches it first)")
+
+
+def pytest_collection_modifyitems(items):
+    """A test that takes :func:`fetched` needs the data: mark it so, wherever it is."""
+    for item in items:
+        if "fetched" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.data)
+
+
 @pytest.fixture(scope="session")
-def fetched() -> list:
+def fetched(request) -> list:
     """Every asset of ``data/assets.json``, after checking each fetched file's sha256.
 
-    A missing or corrupt file fails the test with the command that fetches it: the set-up
-    (``make setup``) fetches them all, so a skip would only hide a broken set-up. One
-    session-wide check serves the corpus, the real tokenizers and Django's messages alike.
+    A missing or corrupt file skips the test with the command that fetches it, so the unit
+    tests run from a bare venv; with ``--require-data`` (``make test``, which fetches first)
+    it fails instead, since there a missing file is a broken set-up. One session-wide check
+    serves the corpus, the real tokenizers and Django's messages alike.
     """
     from tokcourse import assets  # here, not at the top: see the module's docstring
 
     problems = assets.verify(ROOT)
     if problems:
-        pytest.fail(f"course assets are missing or corrupt; run `{assets.FETCH_COMMAND}` (make setup does) first:\n"
-                    + "\n".join(problems))
+        message = (f"course assets are missing or corrupt; run `{assets.FETCH_COMMAND}` (make setup does) first:\n"
+                   + "\n".join(problems))
+        if request.config.getoption("require_data"):
+            pytest.fail(message)
+        pytest.skip(message)
     return assets.load_manifest()

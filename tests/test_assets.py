@@ -1,7 +1,8 @@
 """Course data: the asset manifest, the fetched files, the parallel set and the encoders.
 
 The fetched files are expected to be there: the set-up runs
-``python -m tokcourse.assets fetch``. If they are missing these tests fail (not skip).
+``python -m tokcourse.assets fetch``. If they are missing, the tests that read them are skipped,
+saying so (under ``make test``, which fetches them first, they fail).
 """
 
 from __future__ import annotations

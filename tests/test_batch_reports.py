@@ -19,6 +19,8 @@ from autograder.report import feedback_markdown, print_grades
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT
 
+pytestmark = pytest.mark.sandbox
+
 FIRST = "ex1_merge_tracing"
 
 

@@ -13,6 +13,8 @@ from autograder.config import load_course
 from autograder.sandbox import isolation, with_layers
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.sandbox
+
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 
 

@@ -26,7 +26,7 @@ from tests.catalog import (
     grade,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 WORKERS = 2
 

@@ -33,6 +33,8 @@ from autograder.report import write_reports
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT, autograder
 
+pytestmark = pytest.mark.sandbox
+
 MUTANT_MAP = ROOT / "suites" / "mutant-catalog.yaml"
 MUTANT_MAP_HEADER = ("# Made from tests/catalog.py by `python -m tests.test_class_report`: per exercise,\n"
                      "# each property and the catalog mutants (mistakes planted in the reference)\n"
@@ -409,6 +411,7 @@ def chromium() -> str | None:
 
 
 @pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
 def test_real_batch_renders_in_headless_chromium(real_batch, tmp_path):
     """The page loads in a real browser with nothing refused and no console error, and its
@@ -456,6 +459,7 @@ def measured(page: Path, tmp_path: Path, width: int) -> dict:
     return json.loads(html.unescape(found[1]))
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
 def test_the_property_table_fits_a_1400_pixel_window(tmp_path):
     """Every property of the course that the mutant catalog names, each failed with a long

@@ -21,7 +21,7 @@ from autograder.sandbox import isolation
 from tests.conftest import ROOT, autograder
 
 pytest.importorskip("distributed", reason="the cluster extra (make setup installs it)")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 DASK = str(Path(sys.executable).with_name("dask"))

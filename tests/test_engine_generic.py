@@ -26,6 +26,8 @@ import pytest
 
 from tests.conftest import ROOT, autograder
 
+pytestmark = pytest.mark.sandbox
+
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 ENGINE = ROOT / "autograder"
 COURSE_PACKAGES = {"tokcourse", "solutions", "exercises", "suites"}  # the tokenizer course's top-level names

@@ -19,7 +19,7 @@ from autograder.results import Grade, PropertyResult, clip
 from tests.conftest import ROOT, autograder
 from tests.test_config import write_variant
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 MARKER = "… [feedback cut at"
 

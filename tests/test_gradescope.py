@@ -18,7 +18,7 @@ import pytest
 from autograder.delivery.gradescope import SCHEMA
 from tests.conftest import ROOT, autograder
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 
 # Gradescope's documented results.json format, as the engine ships it for `gradescope --run`.
@@ -99,6 +99,7 @@ def test_a_wrong_submission_loses_points(bundle, tmp_path):
     assert {t["status"] for t in results["tests"]} == {"passed", "failed"}
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs the autograder as root")
 def test_the_solutions_and_suites_are_readable_by_root_only(bundle, tmp_path):
     (tmp_path / "empty").mkdir()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import ROOT, autograder
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 
 

@@ -19,7 +19,7 @@ from tests.catalog import MUTANTS, SOLUTIONS, STUBS, _finish, _relative_imports,
 from tests.conftest import autograder
 from tests.nulls import EXERCISES, EXPORTS, _public
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 # How the recorder writes what it received: repr, a function by module and name, sets sorted.
 _WRITE = '''

@@ -22,7 +22,7 @@ from autograder.plugin import run_suites
 from autograder.sandbox import SANDBOX_UIDS, _sandbox_uid, isolation
 from tests.conftest import ROOT, autograder
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 COURSE = load_course(ROOT / "course.yaml")
 EXERCISE = "ex1_merge_tracing"

@@ -41,9 +41,9 @@ from tests.conftest import ROOT
 USER = "autograder-tester"
 EXERCISE = "ex1_merge_tracing"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"),
-                                reason="simulating the modes needs root and capsh (libcap2-bin)")
-pytestmark = [pytestmark, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.root, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"),
+                                 reason="simulating the modes needs root and capsh (libcap2-bin)")]
 
 ATTACK = '''
 

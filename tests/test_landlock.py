@@ -20,7 +20,8 @@ from autograder import landlock
 from tests.conftest import ROOT
 
 ABI = landlock.abi()
-pytestmark = pytest.mark.skipif(ABI == 0, reason="Landlock is not available or not enabled in this kernel")
+pytestmark = [pytest.mark.sandbox,
+              pytest.mark.skipif(ABI == 0, reason="Landlock is not available or not enabled in this kernel")]
 
 PRELUDE = """
 import ctypes, errno, os, socket, sys
@@ -185,6 +186,7 @@ def test_missing_paths_are_skipped_and_unopenable_ones_named(tree):
     """, tmp=str(tree))
 
 
+@pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
                     reason="needs root to start a child as nobody, and a system python3")
 def test_copied_alone_it_confines_an_unprivileged_process():

@@ -11,6 +11,8 @@ from autograder.errors import SandboxFailure, StudentError
 from autograder.proxy import Member, Remote, Session
 from autograder.sandbox import Layout, Limits
 
+pytestmark = pytest.mark.sandbox
+
 MODULE = '''
 def add(a, b):
     return a + b

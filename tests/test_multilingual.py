@@ -1,6 +1,6 @@
 """The multilingual benchmark over the real tokenizers, on the course set and Django's.
 
-Needs the fetched files (``make setup``); without them the tests fail with the command to run.
+Needs the fetched files (``make setup``); without them the tests are skipped with the command to run.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 from tokcourse import assets
 from tokcourse.tools import multilingual, registry
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.data, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

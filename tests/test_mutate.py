@@ -19,6 +19,8 @@ from autograder.config import CourseConfigError, load_course
 from autograder.mutate import Equivalent, Mutant, load_equivalents, mutants_of, sample
 from tests.conftest import COURSE, ROOT, autograder
 
+pytestmark = pytest.mark.sandbox
+
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 GRADED = ["ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity", "ex6_unigram"]
 SMOKE_SIZE, SMOKE_SEED = 40, 20261130

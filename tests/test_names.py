@@ -16,7 +16,7 @@ from autograder.results import Grade
 from autograder.submission import submission_name
 from tests.conftest import ROOT, autograder
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("file, name", [

@@ -23,7 +23,7 @@ from autograder.config import load_course
 from tests.conftest import ROOT, autograder, hidden_properties, leaks
 from tests.test_class_report import property_rows
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 COURSE = load_course(ROOT / "course.yaml")
 POINTS = {e.module: e.points for e in COURSE.exercises}

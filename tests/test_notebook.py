@@ -12,6 +12,8 @@ from autograder.notebook import NotebookError, converted, notebook_module
 from autograder.sandbox import Limits
 from tests.conftest import ROOT, autograder
 
+pytestmark = pytest.mark.sandbox
+
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 ANSWER = (TOY / "answers" / "ex_sum.py").read_text()
 

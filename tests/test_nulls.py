@@ -27,7 +27,7 @@ from tests.catalog import grade
 from tests.conftest import ROOT
 from tests.nulls import EVERY_ERROR, EXERCISES, KINDS, build_null
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 WORKERS = 2
 VALIDATION_WORDS = ("bad_argument", "rejects", "raise")

@@ -11,7 +11,7 @@ import tiktoken
 from solutions.ex5_parity import compression_ratio, merges_for_parity, ratio_curve
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.data, pytest.mark.slow]
 
 CORPUS = ROOT / ".cache" / "data" / "corpus.txt"
 

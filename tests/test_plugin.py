@@ -9,6 +9,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.sandbox
+
 PROBE = """
 import json, sys
 from hypothesis import given, seed, settings, strategies as st

@@ -1,7 +1,8 @@
 """The registry of real tokenizers: its manifest, the fetched files, offline loading.
 
 The files are expected to be fetched (``make setup`` runs ``python -m tokcourse.assets
-fetch``, which includes them). If they are missing these tests fail, not skip.
+fetch``, which includes them). If they are missing, the tests that read them are skipped, saying so
+(under ``make test``, which fetches them first, they fail).
 """
 
 from __future__ import annotations

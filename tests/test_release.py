@@ -22,7 +22,7 @@ from autograder.locked import BUDGET, Space, canonical, digest, load_cases, seal
 from tests.conftest import ROOT, autograder, hidden_properties, leaks, solution_lines
 from tokcourse import assets
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 def check(folder: Path) -> subprocess.CompletedProcess:
     """``python -m autograder check`` run inside a release folder, with nothing of the repository on the path."""

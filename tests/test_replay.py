@@ -27,6 +27,8 @@ from autograder.plugin import run_suites
 from autograder.submission import stage
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.sandbox
+
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
 

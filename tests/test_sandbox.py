@@ -22,6 +22,8 @@ from autograder.sandbox import Layout, Limits
 from autograder.standby import Child, Standby, forks, preloads
 from tests.conftest import ROOT
 
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
 MODULE = '''
 import os, sys, builtins, socket
 

@@ -16,6 +16,8 @@ from solutions import ex5_parity as ex5
 from solutions import ex6_unigram as ex6
 from tests import naive
 
+pytestmark = pytest.mark.slow  # 500 examples a property: the edit loop's test-fast leaves it to make test
+
 SETTINGS = settings(database=None, derandomize=True, deadline=None, max_examples=500)
 
 # Fragments that make overlapping runs, ties, several scripts, emoji, whitespace runs and

@@ -13,6 +13,8 @@ from autograder.proxy import Known, Session
 from autograder.sandbox import Layout, Limits
 from autograder.stubs import sure_stubs
 
+pytestmark = pytest.mark.sandbox
+
 CLASS = 'class C:\n    """Do it."""\n\n    def __init__(self, size):\n        raise NotImplementedError\n\n' \
         '    @property\n    def size(self):\n        raise NotImplementedError\n'
 STUB = 'def f(x, y=1, *, z):\n    """Do it."""\n    raise NotImplementedError("f is not implemented yet")\n'

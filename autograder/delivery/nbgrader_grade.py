@@ -143,7 +143,7 @@ def wrapped(output):
     """A stream output with its long lines wrapped at :data:`PAGE_COLUMNS`; any other output as it is."""
     if output.get("output_type") != "stream":
         return output
-    lines = []
+    lines: list[str] = []
     for line in output.get("text", "").split("\n"):
         indent = " " * (len(line) - len(line.lstrip(" ")))
         long = len(line) > PAGE_COLUMNS

@@ -1,0 +1,75 @@
+"""The documentation: the site builds with no warning, and the README's links lead somewhere.
+
+MkDocs in strict mode (``mkdocs.yml``'s ``validation``) refuses a page's link to a missing page
+or heading, and a page left out of the nav; the README lives outside the site, so its relative
+links are checked here, anchors by GitHub's rule for heading ids. Which ``sh`` blocks the
+documentation's scenarios run is ``tests/test_documented_commands.py``'s business.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*$", flags=re.M)
+
+
+def prose(text: str) -> str:
+    """``text`` without its fenced code blocks and inline code, where a bracket is no link."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def github_anchor(heading: str) -> str:
+    """The id GitHub gives a heading: its text, lower case, without punctuation or formatting,
+    each space a hyphen."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).replace("`", "").lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    return {github_anchor(heading) for heading in HEADING.findall(prose(page.read_text(encoding="utf-8")))}
+
+
+def broken_links(page: Path) -> list[str]:
+    """Each relative link of ``page`` whose file, or heading in it, does not exist."""
+    broken = []
+    for target in LINK.findall(prose(page.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        where = (page.parent / path).resolve() if path else page
+        if not where.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and where.suffix == ".md" and anchor not in anchors(where):
+            broken.append(f"{target}: no such heading")
+    return broken
+
+
+def test_the_readme_s_links_lead_to_files_and_headings_that_exist():
+    assert broken_links(ROOT / "README.md") == []
+
+
+def test_the_link_check_finds_a_missing_file_and_a_missing_heading(tmp_path):
+    (tmp_path / "other.md").write_text("# The two commands — in short\n")
+    page = tmp_path / "page.md"
+    page.write_text("# Here\n[a](other.md#the-two-commands--in-short) [b](#here) [c](https://example.org)\n"
+                    "`[d](nowhere.md)` [e](nowhere.md) [f](other.md#nowhere) [g](#nowhere)\n")
+    assert broken_links(page) == ["nowhere.md: no such file", "other.md#nowhere: no such heading",
+                                  "#nowhere: no such heading"]
+
+
+def test_the_site_builds_with_no_warning(tmp_path):
+    """``make docs``'s build, into a folder of its own."""
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    done = subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
