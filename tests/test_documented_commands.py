@@ -48,6 +48,7 @@ STEPS = {
     "docs/nbgrader.md": ["EXCHANGE=", "chmod", "autograder nbgrader", "generate_assignment", "fetch_assignment",
                          "nbgrader submit", "nbgrader autograde", "fetch_feedback", "autograder report"],
     "docs/gradescope.md": ["gradescope --out autograder.zip", "--exercise ex1_merge_tracing"],
+    "docs/course-notes.md": ["registry list"],
 }
 # page -> the text that picks out a block no scenario runs -> why
 NOT_RUN = {
@@ -55,6 +56,9 @@ NOT_RUN = {
                                   "which the machine running these tests already has"},
     "docs/development.md": {"make test-unit": "runs the test suite, which holds this test",
                             ".venv/bin/pre-commit install": "installs a hook into the clone's .git"},
+    "docs/course-notes.md": {"make multilingual": "each target starts with the set-up, which installs system "
+                                                  "packages; tests/test_multilingual.py and tests/test_analyzer.py "
+                                                  "run the tools"},
 }
 
 
@@ -164,6 +168,14 @@ def test_the_readme_s_instructor_and_student_path(place):
         report = (course / "report.html").read_text(encoding="utf-8")
         totals = dict(re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)"', report))
         assert totals == {name: row["score"] for name, row in rows.items()}, "the report's totals are grades.csv's"
+
+
+def test_the_course_notes_real_tokenizers(place):
+    """The registry lists the lesson's tokenizers, and each loads offline and gives its known ids."""
+    said = run("docs/course-notes.md", "registry list", place)
+    for name in ("bert-base-uncased", "mistral-7b", "gpt2", "cl100k_base", "llama3", "o200k_base", "jurassic-2"):
+        assert name in said
+    assert "all 7 tokenizers load offline" in said
 
 
 def test_the_nbgrader_page_from_the_course_to_the_export(place):
