@@ -56,6 +56,8 @@ NOT_RUN = {
                                   "which the machine running these tests already has"},
     "docs/development.md": {"make test-unit": "runs the test suite, which holds this test",
                             ".venv/bin/pre-commit install": "installs a hook into the clone's .git"},
+    "docs/cluster.md": {"dask scheduler": "starts a scheduler and workers that serve until stopped; "
+                                          "tests/test_cluster.py starts its own on 127.0.0.1 and grades over TLS"},
     "docs/course-notes.md": {"make multilingual": "each target starts with the set-up, which installs system "
                                                   "packages; tests/test_multilingual.py and tests/test_analyzer.py "
                                                   "run the tools"},
