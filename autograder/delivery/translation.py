@@ -8,7 +8,9 @@ the English text when the course's ``language`` is another (``--lang`` on the co
 - ``<module>.yaml`` for every Python module of the package (``__init__.yaml`` for
   ``__init__.py``): each docstring of the module, keyed by what it documents (``__module__``
   for the module itself, a function or class by its name, a method as ``Class.method``),
-  written as in the source (escapes included) without the indentation of its lines.
+  written as in the source (escapes included) without the indentation of its lines; and
+  under ``__additions__``, by the same keys, what a text quotes beyond the English on purpose
+  (a pointer to the course's data for readers of that language, say), written as quoted.
 
 The English modules stay the source of the code: a translated module is the English one with
 its docstrings replaced (:func:`translate`), and the channel stops, with one line per
@@ -37,6 +39,7 @@ from ..config import Course, Exercise
 from ..errors import GraderError
 
 MODULE = "__module__"  # the key of a module's own docstring
+ADDITIONS = "__additions__"  # the key of what the texts quote beyond the English
 RIGHT_TO_LEFT = {"fa"}
 BONUS = {"fa": "{points} (امتیاز اضافی)"}  # an extra-credit exercise's points (English: Exercise.points_text)
 
@@ -104,8 +107,10 @@ def points_text(course: Course, exercise: Exercise) -> str:
 
 def markdown(course: Course, text: str) -> str:
     """Markdown for the course's readers. In a right-to-left language each run of prose is a
-    ``<div dir="rtl">`` block and each code span in it a ``<span dir="ltr">``, so that code reads
-    left to right, brackets and all; fenced code blocks stay outside, left to right."""
+    ``<div dir="rtl">`` block, and each code span in it that starts or ends with anything but a
+    Latin letter (or ends with a digit) a ``<span dir="ltr">``: the bidirectional algorithm would
+    move such edges (``exercises/`` would show as ``/exercises``). Fenced code blocks stay
+    outside, left to right."""
     if course.language not in RIGHT_TO_LEFT:
         return text
     parts = re.split(r"(^```[^\n]*\n.*?^```[ \t]*$)", text, flags=re.M | re.S)
@@ -114,9 +119,16 @@ def markdown(course: Course, text: str) -> str:
         if index % 2:  # a fenced code block
             shown.append(part)
         elif part.strip():
-            prose = re.sub(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", r'<span dir="ltr">\1\2\1</span>', part.strip("\n"))
+            prose = re.sub(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", _isolated, part.strip("\n"))
             shown.append(f'<div dir="rtl">\n\n{prose}\n\n</div>')
     return "\n\n".join(shown) + ("\n" if text.endswith("\n") else "")
+
+
+def _isolated(span: re.Match) -> str:
+    """A Markdown code span, kept left to right inside right-to-left prose."""
+    if re.fullmatch(r"[A-Za-z](.*[A-Za-z0-9])?", span.group(2)):  # strong at both edges: nothing moves
+        return span.group(0)
+    return f'<span dir="ltr">{span.group(0)}</span>'
 
 
 # --- translating a module -----------------------------------------------------------------------
@@ -128,15 +140,21 @@ class _Docstring:
     parameters: tuple[str, ...]  # of the function it documents (none for a module or a class)
 
 
-def translate(source: str, texts: dict[str, str], where: str = "the module", file: str = "the translation") -> str:
+def translate(source: str, texts: dict, where: str = "the module", file: str = "the translation") -> str:
     """``source`` with each docstring replaced by its text in ``texts`` (keys as in the module's
     docstring); a :class:`GraderError` names every docstring without a text, every text without a
-    docstring, every text that quotes other code than the English, and a result whose code differs."""
+    docstring, every text that quotes other code than the English (with its ``__additions__``),
+    and a result whose code differs."""
     documented = _documented(ast.parse(source))
+    texts = dict(texts)
+    additions = texts.pop(ADDITIONS, None) or {}
+    if not isinstance(additions, dict):
+        raise GraderError(f"{file}: {ADDITIONS}: a mapping of docstrings to what their texts add")
     problems = [f"no text for {key}, a docstring of {where}" for key in documented if key not in texts]
-    problems += [f"{key}: {where} has no such docstring" for key in texts if key not in documented]
+    problems += [f"{key}: {where} has no such docstring" for key in [*texts, *additions] if key not in documented]
     problems += [f"{key}: {problem}" for key, doc in documented.items() if key in texts
-                 for problem in drift(written(source, doc.node), texts[key], doc.parameters)]
+                 for problem in drift(f"{written(source, doc.node)}\n\n{additions.get(key, '')}", texts[key],
+                                      doc.parameters)]
     if problems:
         raise GraderError(f"{file}: " + "; ".join(problems))
     data = source.encode("utf-8")
