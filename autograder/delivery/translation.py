@@ -164,7 +164,11 @@ def translate(source: str, texts: dict, where: str = "the module", file: str = "
         literal = _literal(data[begin:end].decode("utf-8"), texts[key], doc.node.col_offset)
         data = data[:begin] + literal.encode("utf-8") + data[end:]
     result = data.decode("utf-8")
-    if _code(result) != _code(source):
+    try:
+        same = _code(result) == _code(source)
+    except SyntaxError:
+        same = False
+    if not same:
         raise GraderError(f"{file}: a text changes the code of {where} (a quote or backslash ending its docstring?)")
     return result
 
