@@ -17,6 +17,7 @@ from autograder.config import load_course
 from autograder.delivery.translation import (
     ADDITIONS,
     docstrings,
+    documented,
     markdown,
     module_source,
     quoted,
@@ -34,18 +35,16 @@ LOCALE = COURSE.path(COURSE.delivery.translations) / "fa"
 MODULES = sorted(PACKAGE.glob("*.py"))
 
 
-def documented(path: Path) -> list[tuple[str, ast.Expr, tuple[str, ...]]]:
+def docstrings_of(path: Path) -> list[tuple[str, ast.Expr, tuple[str, ...]]]:
     """``(key, docstring statement, parameters)`` of every docstring of the module at ``path``."""
-    from autograder.delivery.translation import _documented
-
-    return [(key, doc.node, doc.parameters) for key, doc in _documented(ast.parse(path.read_text())).items()]
+    return [(key, doc.node, doc.parameters) for key, doc in documented(ast.parse(path.read_text())).items()]
 
 
 def texts(path: Path) -> dict:
     return yaml.safe_load((LOCALE / path.with_suffix(".yaml").name).read_text(encoding="utf-8"))
 
 
-EVERY_DOCSTRING = [(path.name, key) for path in MODULES for key, _, _ in documented(path)]
+EVERY_DOCSTRING = [(path.name, key) for path in MODULES for key, _, _ in docstrings_of(path)]
 
 
 def test_every_module_of_the_package_and_every_exercise_is_covered():
@@ -57,7 +56,7 @@ def test_every_module_of_the_package_and_every_exercise_is_covered():
 @pytest.mark.parametrize("module, key", EVERY_DOCSTRING)
 def test_each_docstring_has_a_persian_text_that_quotes_what_the_english_quotes(module, key):
     path = PACKAGE / module
-    (_, node, parameters), = [d for d in documented(path) if d[0] == key]
+    (_, node, parameters), = [d for d in docstrings_of(path) if d[0] == key]
     persian = texts(path)
     assert isinstance(persian.get(key), str) and persian[key].strip(), f"{module}: no Persian text for {key}"
     english = written(path.read_text(), node)

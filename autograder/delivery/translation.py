@@ -135,7 +135,9 @@ def _isolated(span: re.Match) -> str:
 
 
 @dataclass(frozen=True)
-class _Docstring:
+class Docstring:
+    """Where a docstring is, and what it documents."""
+
     node: ast.Expr  # the docstring's statement
     parameters: tuple[str, ...]  # of the function it documents (none for a module or a class)
 
@@ -145,21 +147,21 @@ def translate(source: str, texts: dict, where: str = "the module", file: str = "
     docstring); a :class:`GraderError` names every docstring without a text, every text without a
     docstring, every text that quotes other code than the English (with its ``__additions__``),
     and a result whose code differs."""
-    documented = _documented(ast.parse(source))
+    found = documented(ast.parse(source))
     texts = dict(texts)
     additions = texts.pop(ADDITIONS, None) or {}
     if not isinstance(additions, dict):
         raise GraderError(f"{file}: {ADDITIONS}: a mapping of docstrings to what their texts add")
-    problems = [f"no text for {key}, a docstring of {where}" for key in documented if key not in texts]
-    problems += [f"{key}: {where} has no such docstring" for key in [*texts, *additions] if key not in documented]
-    problems += [f"{key}: {problem}" for key, doc in documented.items() if key in texts
+    problems = [f"no text for {key}, a docstring of {where}" for key in found if key not in texts]
+    problems += [f"{key}: {where} has no such docstring" for key in [*texts, *additions] if key not in found]
+    problems += [f"{key}: {problem}" for key, doc in found.items() if key in texts
                  for problem in drift(f"{written(source, doc.node)}\n\n{additions.get(key, '')}", texts[key],
                                       doc.parameters)]
     if problems:
         raise GraderError(f"{file}: " + "; ".join(problems))
     data = source.encode("utf-8")
     starts = _line_starts(data)
-    for key, doc in sorted(documented.items(), key=lambda item: item[1].node.lineno, reverse=True):
+    for key, doc in sorted(found.items(), key=lambda item: item[1].node.lineno, reverse=True):
         begin, end = _span(starts, doc.node.value)
         literal = _literal(data[begin:end].decode("utf-8"), texts[key], doc.node.col_offset)
         data = data[:begin] + literal.encode("utf-8") + data[end:]
@@ -176,7 +178,7 @@ def translate(source: str, texts: dict, where: str = "the module", file: str = "
 def docstrings(source: str) -> dict[str, str]:
     """Each docstring of ``source`` as written (escapes included), without its lines' indentation,
     keyed as a translation keys it."""
-    return {key: written(source, doc.node) for key, doc in _documented(ast.parse(source)).items()}
+    return {key: written(source, doc.node) for key, doc in documented(ast.parse(source)).items()}
 
 
 def written(source: str, node: ast.Expr) -> str:
@@ -192,17 +194,18 @@ def written(source: str, node: ast.Expr) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _documented(tree: ast.Module) -> dict[str, _Docstring]:
+def documented(tree: ast.Module) -> dict[str, Docstring]:
+    """Each docstring of the module ``tree``, keyed as a translation keys it."""
     found = {}
     if tree.body and _is_docstring(tree.body[0]):
-        found[MODULE] = _Docstring(tree.body[0], ())
+        found[MODULE] = Docstring(tree.body[0], ())
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{node.name}"
                 if node.body and _is_docstring(node.body[0]):
-                    found[name] = _Docstring(node.body[0], () if isinstance(node, ast.ClassDef) else _parameters(node))
+                    found[name] = Docstring(node.body[0], () if isinstance(node, ast.ClassDef) else _parameters(node))
                 visit(node.body, f"{name}.")
 
     visit(tree.body, "")
@@ -253,7 +256,7 @@ def _literal(original: str, text: str, column: int) -> str:
 def _code(source: str) -> str:
     """The module's syntax tree with every docstring emptied: what a translation must not change."""
     tree = ast.parse(source)
-    for doc in _documented(tree).values():
+    for doc in documented(tree).values():
         doc.node.value = ast.Constant("")
     return ast.dump(tree)
 
@@ -263,9 +266,9 @@ def _code(source: str) -> str:
 
 def quoted(text: str, parameters: Sequence[str] = ()) -> dict[str, list[str]]:
     """What a docstring quotes, which its translation must quote alike: the lines of its literal
-    blocks (``::``) and doctest examples, in order; its code spans (````...````), the parameters
-    of ``parameters`` they name, the exception types it names and the numbers of its prose,
-    each sorted."""
+    blocks (``::``) and doctest examples, in order; its code spans (in double backticks), the
+    parameters of ``parameters`` they name, the exception types it names and the numbers of its
+    prose, each sorted."""
     blocks, prose = _literal_blocks(text)
     parts = doctest.DocTestParser().parse(prose)
     examples = [line for part in parts if isinstance(part, doctest.Example)
@@ -288,8 +291,8 @@ def drift(english: str, translation: str, parameters: Sequence[str] = ()) -> lis
     writes other than 0-9; empty when it quotes alike."""
     if not isinstance(translation, str) or not translation.strip():
         return ["not a text, or an empty one"]
-    digits = [d for d in re.findall(r"\d", translation) if d not in "0123456789"]
-    problems = [f"digits other than 0-9 ({''.join(digits)}): write 0-9, as the code does"] if digits else []
+    digits = Counter(re.findall(r"[^\D0-9]", translation)) - Counter(re.findall(r"[^\D0-9]", english))
+    problems = [f"digits other than 0-9 ({''.join(digits.elements())}): write 0-9, as the code does"] if digits else []
     ours, theirs = quoted(english, parameters), quoted(translation, parameters)
     for kind, expected in ours.items():
         found = theirs[kind]
