@@ -3,6 +3,7 @@ the language in the course file it ships. The English release is what it was bef
 had languages; the Persian one ships the package, the titles, the README and the notebooks in
 Persian, code left to right; and the reference grades the same in both, test by test."""
 
+import csv
 import json
 import shutil
 import zipfile
@@ -54,6 +55,8 @@ def files(folder: Path) -> dict[str, bytes]:
 
 
 def test_the_english_release_is_as_it_was(releases):
+    """Byte for byte, but for the salts; its README is the one the engine wrote before courses had
+    a language (update tests/fixtures/release_readme_en.md when the English README is to change)."""
     default, english = files(releases["default"]), files(releases["en"])
     assert default == english
     for relative in PACKAGE_FILES:  # the stubs and the lesson, byte for byte
@@ -152,3 +155,26 @@ def test_the_persian_nbgrader_course(tmp_path):
         assert load_course(folder / "course.yaml").language == "fa"
     beside = (out / "source" / exercise.module / "exercises" / "lesson.py").read_text(encoding="utf-8")
     assert beside == module_source(PERSIAN, ROOT / "exercises" / "lesson.py")
+
+
+def test_a_persian_notebook_goes_through_nbgrader_and_grades_as_the_english_one(tmp_path):
+    """nbgrader generates the Persian student notebook (Persian task and docstrings, no solution)
+    and autogrades the reference typed into it to the exercise's full points."""
+    from tests.test_nbgrader import nbgrader, reference_answers, submit
+
+    folder = tmp_path / "course"
+    run = autograder("nbgrader", "--out", str(folder), "--lang", "fa", timeout=300)
+    assert run.returncode == 0, run.stderr + run.stdout
+    module = COURSE.exercises[0].module
+    nbgrader(folder, "generate_assignment", module)
+    released = nbformat.read(folder / "release" / module / f"{module}.ipynb", as_version=4)
+    assert released.cells[0].source.startswith('<div dir="rtl">')
+    answer = next(c.source for c in released.cells if c.metadata["nbgrader"]["grade_id"] == f"{module}_trace_merges")
+    assert '"""BPE در سطح بایت را روی ``text`` آموزش دهید' in answer and "raise NotImplementedError" in answer
+    assert "BEGIN SOLUTION" not in answer and leaks(folder / "release") == []
+    submit(folder, "sara", module, reference_answers(folder, module))
+    nbgrader(folder, "autograde", module)
+    nbgrader(folder, "export")
+    with open(folder / "grades.csv", newline="", encoding="utf-8") as table:
+        (row,) = [r for r in csv.DictReader(table) if r["student_id"] == "sara"]
+    assert float(row["score"]) == float(row["max_score"]) == COURSE.exercises[0].points
