@@ -366,6 +366,9 @@ def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> i
     if args.zip is not None and args.exercise:
         raise GraderError("--exercise chooses what a bundle grades: give it when the bundle is built "
                           "(gradescope --out FILE.zip --exercise X), not with --zip")
+    if args.zip is not None and args.lang:
+        raise GraderError("--lang chooses the language a bundle is built in: give it when the bundle is built "
+                          "(gradescope --out FILE.zip --lang fa), not with --zip")
     done = replay(course, args.replay, args.zip, args.out, args.exercise)
     grade = Grade.from_gradescope({"tests": [], "output": "", **done.results})  # both optional in Gradescope's format
     console.print(done.results.get("output", ""), markup=False, highlight=False)

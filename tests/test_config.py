@@ -125,6 +125,8 @@ def test_the_course_s_language_is_checked_and_the_channels_override_it(tmp_path)
     for command in ("release", "nbgrader", "gradescope"):
         run = autograder(command, "--out", str(tmp_path / command), "--lang", "de")
         assert run.returncode == 2 and "--lang: invalid choice: 'de'" in run.stderr, run.stderr
+    run = autograder("gradescope", "--run", "solutions", "--zip", str(tmp_path / "built.zip"), "--lang", "fa")
+    assert run.returncode == 2 and "--lang chooses the language a bundle is built in" in run.stderr, run.stderr
 
 
 def test_a_persian_course_uses_its_own_persian_texts(tmp_path):
