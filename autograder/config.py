@@ -284,30 +284,24 @@ def _describe(error: ErrorDetails) -> str:
 
 
 def _check_files(course: Course, path: Path) -> None:
-    problems = []
-    for index, exercise in enumerate(course.exercises):
-        if not course.path(exercise.suite).is_file():
-            problems.append(f"exercises[{index}].suite: no such file {exercise.suite!r}")
-    for index, module in enumerate(course.sandbox.support_modules):
-        if not course.path(module).is_file():
-            problems.append(f"sandbox.support_modules[{index}]: no such file {module!r}")
-    for index, sample in enumerate(course.samples):
-        if not course.path(sample.path).exists():
-            problems.append(f"samples[{index}].path: no such file or folder {sample.path!r}")
-    for key in ("package", "solutions"):
-        if getattr(course, key) is not None and not course.path(getattr(course, key)).is_dir():
-            problems.append(f"{key}: no such folder {getattr(course, key)!r}")
-    if course.delivery.locked is not None and not course.path(course.delivery.locked).is_file():
-        problems.append(f"delivery.locked: no such file {course.delivery.locked!r}")
+    """Every file and folder the course names exists (and each course text fills in)."""
+    named: list[tuple[str, str | None, str]] = [  # (key, path, what it must be)
+        *((f"exercises[{i}].suite", e.suite, "file") for i, e in enumerate(course.exercises)),
+        *((f"sandbox.support_modules[{i}]", m, "file") for i, m in enumerate(course.sandbox.support_modules)),
+        *((f"samples[{i}].path", s.path, "file or folder") for i, s in enumerate(course.samples)),
+        ("package", course.package, "folder"), ("solutions", course.solutions, "folder"),
+        ("delivery.locked", course.delivery.locked, "file"),
+        ("delivery.translations", course.delivery.translations, "folder"),
+    ]
+    exists = {"file": Path.is_file, "folder": Path.is_dir, "file or folder": Path.exists}
+    problems = [f"{key}: no such {kind} {relative!r}" for key, relative, kind in named
+                if relative is not None and not exists[kind](course.path(relative))]
     templates = course.delivery.templates
     for where, texts in (("delivery.templates", templates), ("delivery.templates.fa", templates.fa)):
         for key in TEMPLATE_FIELDS:
             relative = getattr(texts, key)
             if relative is not None:
                 problems += _template_problems(course, f"{where}.{key}", key, relative)
-    translations = course.delivery.translations
-    if translations is not None and not course.path(translations).is_dir():
-        problems.append(f"delivery.translations: no such folder {translations!r}")
     if problems:
         raise CourseConfigError(f"{path}: " + "; ".join(problems))
 
