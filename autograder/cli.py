@@ -11,12 +11,12 @@
   scheduler, the workers and ``grade --cluster`` use them); see :mod:`autograder.cluster_tls`.
 - ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
 - ``bench [SUBMISSION]``: measures the sandbox's overhead and grading throughput.
-- ``release --out DIR``: the student release (no solutions, no hidden properties, sealed
+- ``release --out DIR [--lang fa|en]``: the student release (no solutions, no hidden properties, sealed
   locked cases); see :mod:`autograder.delivery.release`.
-- ``nbgrader --out DIR``: an nbgrader course, one assignment per exercise, graded by the
+- ``nbgrader --out DIR [--lang fa|en]``: an nbgrader course, one assignment per exercise, graded by the
   sandboxed engine; see :mod:`autograder.delivery.nbgrader_course`.
-- ``gradescope --out FILE.zip [--exercise X]``: a Gradescope autograder (of exercise ``X`` alone,
-  if given); ``gradescope --run SUBMISSION [--zip FILE.zip] [--out DIR]`` replays it on a
+- ``gradescope --out FILE.zip [--exercise X] [--lang fa|en]``: a Gradescope autograder (of exercise
+  ``X`` alone, if given); ``gradescope --run SUBMISSION [--zip FILE.zip] [--out DIR]`` replays it on a
   submission (in ``DIR``, kept); see :mod:`autograder.delivery.gradescope`.
 - ``report GRADES_DIR [--out report.html] [--submissions ...] [--anonymise] [--threshold X]``: the
   instructor's class report, one self-contained HTML page; see :mod:`autograder.class_report`.
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .config import Course, CourseConfigError, load_course
+from .config import LANGUAGES, Course, CourseConfigError, load_course
 from .errors import GraderError
 from .sandbox import IsolationRefused, require_isolation
 from .submission import SubmissionError, stage, submission_name
@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     console = Console(stderr=False)
     try:
         course = load_course(args.course)
+        if getattr(args, "lang", None):
+            course = course.model_copy(update={"language": args.lang})
         _known_exercises(course, getattr(args, "exercise", None))
         return args.run(course, args, console)
     except IsolationRefused as error:
@@ -121,10 +123,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
     release = commands.add_parser("release", help="build the student release (no solutions, no hidden properties)")
     release.add_argument("--out", required=True, type=Path, help="a new or empty folder")
+    _language_option(release)
     release.set_defaults(run=_release)
 
     nbgrader = commands.add_parser("nbgrader", help="generate an nbgrader course graded by this engine")
     nbgrader.add_argument("--out", required=True, type=Path, help="the nbgrader course folder (new or empty)")
+    _language_option(nbgrader)
     nbgrader.set_defaults(run=_nbgrader)
 
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip, or replay one")
@@ -136,6 +140,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     gradescope.add_argument("--run", type=Path, metavar="SUBMISSION", dest="replay",
                             help=f"instead, grade SUBMISSION (a {SUBMISSION}) as Gradescope would")
     gradescope.add_argument("--zip", type=Path, help="with --run: the autograder zip to use (default: build one)")
+    _language_option(gradescope)
     gradescope.set_defaults(run=_gradescope)
 
     mutate = commands.add_parser("mutate", help="grade mutants of the reference solutions with their suites")
@@ -161,6 +166,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     serve = commands.add_parser("grade-serve")  # internal: the grader process of grading.GraderProcess
     serve.set_defaults(run=_grade_serve)
     return parser
+
+
+def _language_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--lang", choices=LANGUAGES,
+                         help="the language students read (default: the course file's `language`, else en)")
 
 
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
@@ -358,6 +368,9 @@ def _gradescope(course: Course, args: argparse.Namespace, console: Console) -> i
     if args.zip is not None and args.exercise:
         raise GraderError("--exercise chooses what a bundle grades: give it when the bundle is built "
                           "(gradescope --out FILE.zip --exercise X), not with --zip")
+    if args.zip is not None and args.lang:
+        raise GraderError("--lang chooses the language a bundle is built in: give it when the bundle is built "
+                          "(gradescope --out FILE.zip --lang fa), not with --zip")
     done = replay(course, args.replay, args.zip, args.out, args.exercise)
     grade = Grade.from_gradescope({"tests": [], "output": "", **done.results})  # both optional in Gradescope's format
     console.print(done.results.get("output", ""), markup=False, highlight=False)
