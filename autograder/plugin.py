@@ -56,7 +56,7 @@ class GradingPlugin:
         self.spent = {e.module: 0.0 for e in course.exercises}
         self.started = time.monotonic() if began is None else min(began, time.monotonic())  # the budget's start
         self.known: dict[str, Known] = {}
-        self.standbys: dict[tuple[str, bool], Standby] = {}
+        self.standbys: dict[tuple[Limits, bool], Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
         self.examples = Examples(cache_folder(), course_digest(course), course.hypothesis.seed)
 
@@ -148,14 +148,17 @@ class GradingPlugin:
         self.spent[exercise.module] += session.spent
 
     def _standby(self, exercise: Exercise, hidden: bool) -> Standby:
-        """The :class:`~autograder.standby.Standby` of the exercise's public or hidden properties
-        (those run one after another: the last one's is closed, so that no worker idles). The
-        hidden ones never share a zygote, nor a worker booted ahead, with the public ones."""
-        key = (exercise.module, hidden)
+        """The :class:`~autograder.standby.Standby` of the public or the hidden properties of the
+        exercises whose workers have ``exercise``'s limits (their workers see the same files, and a
+        zygote's imports are those of the whole package, so the exercises need one zygote, not
+        one each). Properties run one after another, the public ones first: the last standby is
+        closed when another is needed, so that no worker idles. The hidden properties never share
+        a zygote, nor a worker booted ahead, with the public ones."""
+        layout, limits = worker_setup(self.course, self.submission, exercise)
+        key = (limits, hidden)
         if key not in self.standbys:
             self.close_standbys()
-            self.standbys[key] = Standby(*worker_setup(self.course, self.submission, exercise),
-                                         module=f"{self.course.package}.{exercise.module}")
+            self.standbys[key] = Standby(layout, limits, module=f"{self.course.package}.{exercise.module}")
         return self.standbys[key]
 
     def close_standbys(self) -> None:
