@@ -119,6 +119,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("out/bench"))
     bench.add_argument("--json", action="store_true", help="print the throughput targets as one JSON object")
     bench.add_argument("--profile", action="store_true", help="split grading's time by where it goes (cProfile)")
+    bench.add_argument("--write-results", type=Path, metavar="PAGE",
+                       help="measure as --json does and write the results page (docs/results.md) from it")
     bench.set_defaults(run=_bench)
 
     release = commands.add_parser("release", help="build the student release (no solutions, no hidden properties)")
@@ -249,16 +251,20 @@ def _cluster_certs(course: Course, args: argparse.Namespace, console: Console) -
 
 
 def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .bench import profile, run, targets
+    from .bench import profile, run, targets, write_results
 
     _refuse_release(course)
-    if args.json or args.profile:
+    if args.json or args.profile or args.write_results:
         require_isolation(args.unsafe)
         figures: dict[str, object] = {}
         if args.profile:
             figures["profile"] = profile(course, Console(stderr=True) if args.json else console)
+        if args.json or args.write_results:
+            measured = targets(course, args.copies, args.out)
+            figures |= measured
+            if args.write_results:
+                write_results(course, args.write_results, measured, args.copies)
         if args.json:
-            figures |= targets(course, args.copies, args.out)
             print(json.dumps(figures))
         return 0
     if args.submission is None and not course.samples:
