@@ -34,8 +34,8 @@ from rich.table import Table
 
 from .config import Course
 from .grading import grade_many
+from .isolation.process import Layout, Limits, isolation, with_layers
 from .proxy import Session
-from .sandbox import Layout, Limits, isolation, with_layers
 
 ECHO = "def echo(value):\n    return value\n"
 

@@ -7,7 +7,7 @@ output folder, read another staged submission, connect to a TCP socket the grade
 on, signal the grader, read or set the grader's limits, priority or affinity, change the
 mode, owner, times or extended attributes of a file it can read, hold a lock on it, watch a
 folder with inotify, and start more processes than the course allows. If anything gets
-through, grading is refused (:class:`~autograder.sandbox.IsolationRefused`, exit status 3).
+through, grading is refused (:class:`~autograder.isolation.process.IsolationRefused`, exit status 3).
 
 What reaches the host is judged from the host (the grader's own look at the files, its
 limits and its locks), not from what the probe says: a write into bubblewrap's private
@@ -27,8 +27,8 @@ from typing import Any
 
 from .config import Course
 from .errors import SandboxFailure, StudentError
+from .isolation.process import IsolationRefused, Layout, Limits
 from .proxy import Session
-from .sandbox import IsolationRefused, Layout, Limits
 
 PROBE = '''\
 import os, socket, time

@@ -47,7 +47,7 @@ from rich.console import Console
 
 from .config import Course, CourseConfigError, load_course
 from .errors import GraderError
-from .sandbox import IsolationRefused, require_isolation
+from .isolation.process import IsolationRefused, require_isolation
 from .submission import SubmissionError, stage, submission_name
 
 
@@ -204,8 +204,8 @@ def _demo(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.Namespace, console: Console) -> int:
     from .grading import grade_many
+    from .isolation.process import isolation_note
     from .report import print_grades
-    from .sandbox import isolation_note
 
     if args.cluster:
         from .cluster import connect

@@ -10,7 +10,7 @@ keeps the gradebook and writes every report, so a batch resumes as before.
 
 - **Same course everywhere.** Before anything is sent, every worker computes the course
   digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
-  not hold (or lets its canary through: :class:`~autograder.sandbox.IsolationRefused`, exit
+  not hold (or lets its canary through: :class:`~autograder.isolation.process.IsolationRefused`, exit
   status 3 as on one machine), stops the batch with its address and reason. Each task checks
   the digest and the sandbox again, and a worker's first task of a course runs the canary,
   for workers that join later.
@@ -47,9 +47,9 @@ from .cluster_tls import client_security
 from .config import Course, load_course
 from .errors import GraderError
 from .grading import GraderPool, course_digest
+from .isolation.process import IsolationRefused, isolation, require_isolation
 from .report import read_results
 from .results import Grade
-from .sandbox import IsolationRefused, isolation, require_isolation
 from .submission import Staged
 
 

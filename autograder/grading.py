@@ -31,9 +31,9 @@ from . import __version__
 from .config import Course
 from .errors import GraderError
 from .gradebook import BATCH_FILES, Gradebook
+from .isolation.process import isolation, isolation_note
 from .report import read_results, write_reports
 from .results import Grade, PropertyResult
-from .sandbox import isolation, isolation_note
 from .submission import Staged, SubmissionError, notebook_spans, stage
 
 ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autograder` is found

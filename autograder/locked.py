@@ -82,9 +82,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from . import codec
 from .config import Course, CourseConfigError
 from .errors import GraderError, SandboxFailure, StudentError
+from .isolation.inside import codec
 from .plugin import is_blocked, on_path, open_session
 from .proxy import MissingName
 from .results import PropertyResult

@@ -4,7 +4,7 @@
 code cell in notebook order (the answer cells and the cells the student added), as a fresh
 kernel's "Restart and run all" would run them, with IPython's own syntax (``%magic``,
 ``!shell``, ``name?``) turned into plain Python by IPython's ``TransformerManager``. Inside
-the sandbox those calls reach a harmless ``get_ipython()`` (:mod:`autograder.worker`).
+the sandbox those calls reach a harmless ``get_ipython()`` (:mod:`autograder.isolation.inside.worker`).
 Left out are the cells that are not the student's code: nbgrader grade cells and cells
 tagged ``autograder-skip`` (a notebook's check cell, say). Execution counts and saved
 outputs are ignored.
@@ -14,7 +14,7 @@ untrusted input. IPython reads a cell again for each piece of its syntax it repl
 crafted cell costs it time that grows with the square of its size. A notebook of at most
 ``FAST_BYTES`` is converted in the calling process as long as IPython's passes over its code
 read at most ``FAST_CHARS`` characters in all (plain Python takes one pass a cell); any other
-is converted in a sandboxed worker (:mod:`autograder.sandbox`) within :func:`converter_limits`,
+is converted in a sandboxed worker (:mod:`autograder.isolation.process`) within :func:`converter_limits`,
 and one that does not finish within them is a :class:`NotebookError`. Both ways run IPython's
 own transformer, so both give the same module.
 
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .sandbox import Limits
+    from .isolation.process import Limits
 
 SKIP_TAG = "autograder-skip"
 MARK = "autograder_copy_of"  # the nbgrader id of a copied cell whose nbgrader metadata was taken away
@@ -173,7 +173,7 @@ def _transformer() -> type:
 
 def converter_limits() -> Limits:
     """What converting a notebook in a worker may take."""
-    from .sandbox import Limits
+    from .isolation.process import Limits
 
     return Limits(call_seconds=10, cpu_seconds=10, memory_mb=1024, message_mb=64)
 
@@ -183,8 +183,8 @@ def _converted_in_worker(content: bytes | str) -> NotebookModule:
     cannot start or import the converter is the grader's failure
     (:class:`~autograder.errors.GraderError`), never the notebook's."""
     from .errors import GraderError, SandboxFailure, StudentError
+    from .isolation.process import Layout
     from .proxy import Session
-    from .sandbox import Layout
 
     limits = converter_limits()
     with tempfile.TemporaryDirectory(prefix="autograder-notebook-") as folder:

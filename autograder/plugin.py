@@ -26,11 +26,11 @@ from hypothesis import HealthCheck, Phase, settings
 from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
 from .grading import course_digest
+from .isolation.process import Layout, Limits
+from .isolation.standby import Standby
 from .proxy import PRINTED_CHARS, Known, MissingName, Session
 from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .results import PropertyResult, clip
-from .sandbox import Layout, Limits
-from .standby import Standby
 from .stubs import sure_stubs
 
 PROFILE = "autograder"
@@ -148,7 +148,7 @@ class GradingPlugin:
         self.spent[exercise.module] += session.spent
 
     def _standby(self, exercise: Exercise, hidden: bool) -> Standby:
-        """The :class:`~autograder.standby.Standby` of the exercise's public or hidden properties
+        """The :class:`~autograder.isolation.standby.Standby` of the exercise's public or hidden properties
         (those run one after another: the last one's is closed, so that no worker idles). The
         hidden ones never share a zygote, nor a worker booted ahead, with the public ones."""
         key = (exercise.module, hidden)

@@ -26,7 +26,7 @@ lookups there first. A sure stub (:mod:`autograder.stubs`) is not even looked up
 call to it fails "not implemented yet" with no worker at all, word for word as the worker's
 answer would: an untouched exercise costs one worker start, to learn what importing it
 answers. The worker a session does start comes from the exercise's
-:class:`~autograder.standby.Standby`: forked from a zygote that imported the exercise's module
+:class:`~autograder.isolation.standby.Standby`: forked from a zygote that imported the exercise's module
 once, or booted while the property before ran.
 """
 
@@ -38,10 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import codec
 from .errors import SandboxFailure, StudentError
-from .sandbox import Layout, Limits, Worker
-from .standby import Standby
+from .isolation.inside import codec
+from .isolation.process import Layout, Limits, Worker
+from .isolation.standby import Standby
 
 PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
 SHOWN_CHARS = 400  # of one argument as a failure shows it: a student pastes the call; beyond this, a marker
@@ -251,7 +251,7 @@ class Session:
         return (target._label, name) in self.members and self.worker is not None and self.lookups is None
 
     def _call_member(self, member: Member, args: tuple, kwargs: dict) -> Any:
-        """``member(*args, **kwargs)`` in one request (:func:`autograder.worker.call_member`)."""
+        """``member(*args, **kwargs)`` in one request (:func:`autograder.isolation.inside.worker.call_member`)."""
         target, name = member._target, member._name
         message = {"op": "call", "target": target, "name": name, "args": list(args), "kwargs": kwargs}
         answer = self._ask(message, Shown(member._label, args, kwargs))
@@ -267,7 +267,7 @@ class Session:
         return found(*args, **kwargs)
 
     def _new_worker(self) -> Worker:
-        """A fresh worker: from the exercise's :class:`~autograder.standby.Standby`, if any."""
+        """A fresh worker: from the exercise's :class:`~autograder.isolation.standby.Standby`, if any."""
         return self.standby.take() if self.standby is not None else Worker(self.layout, self.limits)
 
     def _ask_known(self, message: dict, call: Call) -> Any:

@@ -14,7 +14,7 @@ sandbox failure, anything) ends the replay and fails the property; hypothesis th
 before on a fresh session, for its own shrinking and feedback. That is the grade hypothesis
 would give a submission whose answers do not change from run to run (the failing example is
 one it shows), and one whose answers do gets no second try. A property is recorded only if
-every example is plain data that :mod:`autograder.codec` carries exactly, with no mutable
+every example is plain data that :mod:`autograder.isolation.inside.codec` carries exactly, with no mutable
 value shared between two places (a ``st.randoms()`` argument is not, so such a property
 always runs hypothesis).
 
@@ -51,7 +51,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis.internal.entropy import RANDOMS_TO_MANAGE, deterministic_PRNG, get_seeder_and_restorer
 
-from . import codec
+from .isolation.inside import codec
 
 Example = dict[str, Any]
 Draw = tuple[str, Any, Any]  # the strategy's repr hashed, the label, the value (encoded)
@@ -226,7 +226,7 @@ def _named(strategy: st.SearchStrategy) -> str:
 
 
 def exact_wire(value: Any) -> Any | None:
-    """``value`` encoded by :mod:`autograder.codec`, or None unless decoding gives it back exactly:
+    """``value`` encoded by :mod:`autograder.isolation.inside.codec`, or None unless decoding gives it back exactly:
     the same types all the way down, floats to the bit, dicts and sets in the same order, and no
     list, dict or set found twice (the copy would not share it)."""
     try:

@@ -8,8 +8,8 @@ import pytest
 
 from autograder import proxy
 from autograder.errors import SandboxFailure, StudentError
+from autograder.isolation.process import Layout, Limits
 from autograder.proxy import Member, Remote, Session
-from autograder.sandbox import Layout, Limits
 
 pytestmark = pytest.mark.sandbox
 

@@ -8,8 +8,8 @@ import pytest
 
 from autograder import notebook
 from autograder.errors import GraderError
+from autograder.isolation.process import Limits
 from autograder.notebook import NotebookError, converted, notebook_module
-from autograder.sandbox import Limits
 from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.sandbox

@@ -123,9 +123,9 @@ def test_a_worker_that_cannot_start_fails_the_grading_not_the_student(monkeypatc
     fails (the batch reports a grader failure) instead of the submission getting a zero."""
     import errno
 
-    from autograder import sandbox
     from autograder.config import load_course
     from autograder.errors import GraderError
+    from autograder.isolation import process as sandbox
     from autograder.plugin import run_suites
     from autograder.submission import stage
 

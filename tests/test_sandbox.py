@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import codec, sandbox
 from autograder.errors import SandboxFailure, StudentError
+from autograder.isolation import process as sandbox
+from autograder.isolation.inside import codec
+from autograder.isolation.process import Layout, Limits
+from autograder.isolation.standby import Child, Standby, forks, preloads
 from autograder.proxy import MissingName, Session
-from autograder.sandbox import Layout, Limits
-from autograder.standby import Child, Standby, forks, preloads
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -698,7 +699,7 @@ class TestWholeWorkerLimits:
         assert time.monotonic() - began < 8
 
     def test_many_named_tuple_shapes_are_not_kept(self, full):
-        from autograder import codec
+        from autograder.isolation.inside import codec
         toy = full.module("exercises.toy")
         for first in range(0, 3000, 100):
             assert len(toy.shapes(first, 100)) == 100
@@ -716,10 +717,10 @@ class TestWholeWorkerLimits:
 GRADER = '''
 import json, sys, time
 from pathlib import Path
-from autograder import sandbox
+from autograder.isolation import process as sandbox
 from autograder.proxy import Session
-from autograder.sandbox import Layout, Limits
-from autograder.standby import Child, Standby, forks, preloads
+from autograder.isolation.process import Layout, Limits
+from autograder.isolation.standby import Child, Standby, forks, preloads
 sandbox.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
 session = Session(Layout(Path(sys.argv[1])), Limits(call_seconds=5), budget_seconds=60)
 session.module("exercises.toy").add(1, 2)

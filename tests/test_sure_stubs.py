@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from autograder.errors import SandboxFailure, StudentError
+from autograder.isolation.process import Layout, Limits
 from autograder.proxy import Known, Session
-from autograder.sandbox import Layout, Limits
 from autograder.stubs import sure_stubs
 
 pytestmark = pytest.mark.sandbox

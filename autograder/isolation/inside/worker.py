@@ -1,17 +1,17 @@
 """The sandboxed worker: it imports student code and runs the calls the grader sends.
 
 This module runs inside the sandbox, next to ``codec.py`` and ``landlock.py`` (the only other
-engine files it can see): the grader starts Python with their folder first on ``sys.path``
-and calls :func:`main` (:meth:`autograder.sandbox.Worker._command`). It talks to the grader over its original stdin
-and stdout with length-prefixed JSON frames; once started it points file descriptors 0, 1
-and 2 at ``/dev/null``, so nothing the student prints can reach the grader's pipes: what a
-call prints through ``sys.stdout`` and ``sys.stderr`` goes back, bounded, as plain data in
-its answer (:func:`answer`). Before it
-imports any student code it confines itself (:func:`confine`) and sends one frame saying
-whether that worked. Objects that are not plain data stay here, in a table of handles.
+engine files it can see): the grader starts Python with their folder first on ``sys.path`` and
+calls :func:`main` (:meth:`autograder.isolation.process.Worker._command`). It talks to the
+grader over its original stdin and stdout with length-prefixed JSON frames; once started it
+points file descriptors 0, 1 and 2 at ``/dev/null``, so nothing the student prints can reach the
+grader's pipes: what a call prints through ``sys.stdout`` and ``sys.stderr`` goes back, bounded,
+as plain data in its answer (:func:`answer`). Before it imports any student code it confines
+itself (:func:`confine`) and sends one frame saying whether that worked. Objects that are not
+plain data stay here, in a table of handles.
 
-Nothing here is trusted by the grader: a student can rewrite any of it at run time, which
-only changes what the student's own calls return.
+Nothing here is trusted by the grader: a student can rewrite any of it at run time, which only
+changes what the student's own calls return.
 """
 
 import _signal as signal  # type: ignore[import-not-found]  # the signal module's enums took 3 ms of a start
@@ -25,7 +25,7 @@ import sys
 TYPE_CHECKING = False  # typing is not imported, which would add 3 ms to every worker's start
 
 if TYPE_CHECKING:  # mypy reads the siblings as the package's own modules
-    from autograder import codec, landlock
+    from . import codec, landlock
 else:  # the sibling modules, found on sys.path (no package inside the sandbox)
     import codec
     import landlock

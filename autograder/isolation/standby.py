@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from ..errors import GraderError, SandboxFailure
 from . import cgroup as cgroups
-from . import codec, sandbox
-from .errors import GraderError, SandboxFailure
-from .sandbox import _DYING, Isolation, Layout, Limits, Worker, _owner, _pids, _polls
+from . import process as sandbox
+from .inside import codec
+from .process import _DYING, Isolation, Layout, Limits, Worker, _owner, _pids, _polls
 
 
 def forks(found: Isolation) -> bool:
@@ -244,7 +245,7 @@ class Standby:
 
     A booted worker is a fresh process, started exactly as a cold one: nothing passes from
     one to the next. At most two live at once, the one serving and the one booting, under the
-    grader's two private uids (:func:`~autograder.sandbox._sandbox_uid`), so that closing one,
+    grader's two private uids (:func:`~autograder.isolation.process._sandbox_uid`), so that closing one,
     which kills every process of its uid, leaves the other alone. Taking a worker closes the
     one taken before.
     """

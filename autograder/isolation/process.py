@@ -13,7 +13,7 @@ Each layer is used wherever this machine allows it, and all of them together whe
 - ``uid``: as root (or with ``CAP_SETUID``), the worker runs as an unprivileged uid of its
   own, without capabilities; otherwise a root worker drops its capabilities itself.
 - ``cgroup``: memory (and processes, where no private uid counts them) are counted for the
-  worker and all its children together (:mod:`autograder.cgroup`), and a process that a
+  worker and all its children together (:mod:`autograder.isolation.cgroup`), and a process that a
   call started is killed when the call returns, so nothing of the student's runs between
   calls but the worker's own threads, which its CPU-time limit bounds.
 
@@ -46,14 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import GraderError, SandboxFailure
 from . import cgroup as cgroups
-from . import codec, landlock
-from .errors import GraderError, SandboxFailure
+from .inside import codec, landlock
 
 if TYPE_CHECKING:
     from _typeshed import HasFileno
 
-ENGINE_DIR = Path(__file__).resolve().parent
+INSIDE_DIR = Path(__file__).resolve().parent / "inside"  # the files copied into every worker
 WORKER_FILES = ("worker.py", "codec.py", "landlock.py")
 HEADER = struct.Struct(">I")
 INSIDE = Path("/sandbox")
@@ -432,7 +432,7 @@ class Worker:
             # RLIMIT_NPROC does not count) or kills them all when it ends (nor bubblewrap's pid
             # namespace), a worker starts none
             "no_processes": self.cgroup is None and self.uid is None and (os.geteuid() == 0 or not strong),
-            **({} if control is None else {"control": control}),  # may become a zygote (autograder.standby)
+            **({} if control is None else {"control": control}),  # may become a zygote (autograder.isolation.standby)
         }
         start = f"import sys; sys.path.insert(0, {str(grader)!r}); import worker; worker.main()"
         command = [sys.executable, "-S", "-s", "-P", "-B", "-c", start, json.dumps(config)]
@@ -484,7 +484,7 @@ def _worker_code() -> dict[str, bytes]:
     files = {}
     with tempfile.TemporaryDirectory() as folder:
         for name in WORKER_FILES:
-            source, stem = ENGINE_DIR / name, Path(name).stem
+            source, stem = INSIDE_DIR / name, Path(name).stem
             files[name] = source.read_bytes()
             if sys.implementation.cache_tag is None:  # a Python that keeps no compiled code
                 continue
@@ -594,7 +594,7 @@ def _owner(pid: int, only: int | None = None) -> int | None:
 
 def _sandbox_uid(slot: int = 0) -> int:
     """One of the two private uids of this grader process's workers (``slot`` 0 or 1: the worker
-    serving and the one a :class:`~autograder.standby.Standby` boots), unique while the grader lives."""
+    serving and the one a :class:`~autograder.isolation.standby.Standby` boots), unique while the grader lives."""
     return SANDBOX_UIDS.start + 2 * os.getpid() + slot
 
 

@@ -1,0 +1,1 @@
+"""The isolation layer: everything that starts, confines and talks to a sandboxed worker."""
