@@ -33,9 +33,9 @@ from rich.console import Console
 from rich.table import Table
 
 from .config import Course
+from .engine.session import Session
 from .grading import grade_many
 from .isolation.process import Layout, Limits, isolation, with_layers
-from .proxy import Session
 
 ECHO = "def echo(value):\n    return value\n"
 
@@ -96,7 +96,7 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
 def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
     """The figures of ``--json``: wall seconds of real runs, as an instructor would see them.
 
-    They start from no recorded examples (:mod:`autograder.replay`, in a folder of their own):
+    They start from no recorded examples (:mod:`autograder.engine.replay`, in a folder of their own):
     ``reference_seconds_first`` is the course's first grading on a machine, which records them;
     every later figure replays them, as every grading after the first does. A lone grading runs
     as ``grade`` runs it, with a job per core (its exercises spread over them:
@@ -189,7 +189,7 @@ def profile(course: Course, console: Console) -> dict[str, dict[str, float]]:
     ``write``, ``open``) and the standard library's to that of the nearest caller outside them
     that spent the most in it, so that waiting on a worker counts as a round trip. The profiler
     slows Python code down, so the shares matter more than the seconds. The reference is graded
-    twice, from no recorded examples (:mod:`autograder.replay`): first recording, then replaying."""
+    twice, from no recorded examples (:mod:`autograder.engine.replay`): first recording, then replaying."""
     breakdown = {}
     with fresh_records():
         for name, path in (("reference, first grading", course.solutions_path()),

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from .config import Course
+from .engine.session import Session
 from .errors import SandboxFailure, StudentError
 from .isolation.process import IsolationRefused, Layout, Limits
-from .proxy import Session
 
 PROBE = '''\
 import os, socket, time

@@ -164,9 +164,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .engine.report import print_check
     from .grading import grade_staged, name_cells
     from .locked import check_locked
-    from .report import print_check
 
     if not course.is_release:  # the full course holds the solutions: as official as grading
         require_isolation(args.unsafe)
@@ -203,9 +203,9 @@ def _demo(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 
 def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.Namespace, console: Console) -> int:
+    from .engine.report import print_grades
     from .grading import grade_many
     from .isolation.process import isolation_note
-    from .report import print_grades
 
     if args.cluster:
         from .cluster import connect
@@ -262,8 +262,8 @@ def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> 
     (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``, ``public_only``, ``after``),
     answering ``graded`` on a line of its own once the reports are written. Whatever else prints
     goes to stderr, the process's log."""
+    from .engine.report import read_results, write_reports
     from .grading import grade_staged
-    from .report import read_results, write_reports
     from .submission import Staged
 
     answers = os.fdopen(os.dup(1), "w")

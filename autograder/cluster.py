@@ -45,10 +45,10 @@ from typing import Any
 
 from .cluster_tls import client_security
 from .config import Course, load_course
+from .engine.report import read_results
 from .errors import GraderError
 from .grading import GraderPool, course_digest
 from .isolation.process import IsolationRefused, isolation, require_isolation
-from .report import read_results
 from .results import Grade
 from .submission import Staged
 

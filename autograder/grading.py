@@ -29,10 +29,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import __version__
 from .config import Course
+from .engine.report import read_results, write_reports
 from .errors import GraderError
 from .gradebook import BATCH_FILES, Gradebook
 from .isolation.process import isolation, isolation_note
-from .report import read_results, write_reports
 from .results import Grade, PropertyResult
 from .submission import Staged, SubmissionError, notebook_spans, stage
 
@@ -45,7 +45,7 @@ def grade_staged(course: Course, staged: Staged, public_only: bool = False,
     """Run the suites (of ``exercises``, default all) on a staged submission here and return its
     grade; the submission's time budget counts from ``began`` (``time.monotonic()``, default now).
     With ``public_results`` (of the public properties, graded before) only the hidden ones run."""
-    from .plugin import run_suites  # pytest and hypothesis: only a grader process needs them, not a batch's
+    from .engine.plugin import run_suites  # pytest and hypothesis: only a grader process needs them, not a batch's
 
     results, seconds = run_suites(course, staged.root, public_only, exercises, began=began,
                                   public_results=public_results)

@@ -228,7 +228,7 @@ def child_main(course_file: str, root: str, module: str) -> int:
     """In a fresh grader process: grade ``root`` on ``module``'s suite, stopping at the first
     failure, and print one JSON line: ``{"failed": name or null, "timed_out": bool}``."""
     from .config import load_course
-    from .plugin import run_suites
+    from .engine.plugin import run_suites
 
     course = load_course(course_file)
     course = course.model_copy(update={"exercises": [course.exercise(module)]})

@@ -182,9 +182,9 @@ def _converted_in_worker(content: bytes | str) -> NotebookModule:
     """:func:`converted` in a sandboxed worker, within :func:`converter_limits`. A worker that
     cannot start or import the converter is the grader's failure
     (:class:`~autograder.errors.GraderError`), never the notebook's."""
+    from .engine.session import Session
     from .errors import GraderError, SandboxFailure, StudentError
     from .isolation.process import Layout
-    from .proxy import Session
 
     limits = converter_limits()
     with tempfile.TemporaryDirectory(prefix="autograder-notebook-") as folder:

@@ -3,7 +3,7 @@
 A suite is an ordinary pytest module. The engine gives every test these fixtures:
 
 - ``student``: the student's module for the suite's exercise, living in the sandbox
-  (see :mod:`autograder.proxy`); calls return plain data;
+  (see :mod:`autograder.engine.session`); calls return plain data;
 - ``reference``: the hidden reference module, imported in the grader;
 - ``sandbox``: the session itself, for ``sandbox.module("encoders")`` (a course support module);
 - ``course``: the validated course definition (for its data paths).

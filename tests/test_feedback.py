@@ -12,9 +12,9 @@ import pytest
 from rich.console import Console
 
 from autograder.config import CourseConfigError, Limits, load_course
+from autograder.engine.plugin import _feedback, _reason
+from autograder.engine.report import feedback_markdown, print_check
 from autograder.errors import SandboxFailure, StudentError
-from autograder.plugin import _feedback, _reason
-from autograder.report import feedback_markdown, print_check
 from autograder.results import Grade, PropertyResult, clip
 from tests.conftest import ROOT, autograder
 from tests.test_config import write_variant
@@ -273,7 +273,7 @@ def test_headlines_show_the_call_made():
     student pastes the call to see it fail: a headline writes the call out whole, dicts in their
     real order, a student object by its name; only an argument longer than SHOWN_CHARS is cut,
     where a marker says so."""
-    from autograder.proxy import SHOWN_CHARS, shown_call
+    from autograder.engine.session import SHOWN_CHARS, shown_call
 
     assert shown_call("f", ({"the": 3, "a": 1, "cat": 2},), {}) == "f({'the': 3, 'a': 1, 'cat': 2})"
     table = {index: 0 for index in range(9, 0, -1)}

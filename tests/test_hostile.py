@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from autograder.config import load_course
+from autograder.engine.plugin import run_suites
 from autograder.isolation.process import SANDBOX_UIDS, _sandbox_uid, isolation
-from autograder.plugin import run_suites
 from tests.conftest import ROOT, autograder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]

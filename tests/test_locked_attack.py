@@ -8,6 +8,7 @@ import time
 import pytest
 
 from autograder.config import load_course
+from autograder.engine.plugin import on_path
 from autograder.locked import (
     BUDGET,
     _curves,
@@ -23,7 +24,6 @@ from autograder.locked import (
     run_case,
     seal,
 )
-from autograder.plugin import on_path
 from tests.conftest import ROOT
 
 

@@ -1,4 +1,4 @@
-"""``student.f(x)`` in one request (:class:`autograder.proxy.Member`): once a name has found a
+"""``student.f(x)`` in one request (:class:`autograder.engine.session.Member`): once a name has found a
 student object in a property, calling it again asks the worker once, for the lookup and the
 call together, and everything answers as the two requests one after the other would have."""
 
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import proxy
+from autograder.engine import session as proxy
+from autograder.engine.session import Member, Remote, Session
 from autograder.errors import SandboxFailure, StudentError
 from autograder.isolation.process import Layout, Limits
-from autograder.proxy import Member, Remote, Session
 
 pytestmark = pytest.mark.sandbox
 

@@ -28,9 +28,9 @@ def draw():
     probe()
     return list(seen)
 
-import autograder.plugin
+import autograder.engine.plugin
 if sys.argv[1] == "seed-alone":
-    autograder.plugin.draw_from_the_seed_alone()
+    autograder.engine.plugin.draw_from_the_seed_alone()
 before = draw()
 sys.path.insert(0, sys.argv[2])
 import lure  # a local module with a hundred short string literals
@@ -70,7 +70,7 @@ def test_grading_loads_no_installed_plugin_but_hypothesis_s(tmp_path):
     """Installed pytest plugins (anyio's, platformdirs') stay out of a grading: loading them and
     rewriting their asserts took a second of every grader process's first grading."""
     from autograder.config import load_course
-    from autograder.plugin import run_suites
+    from autograder.engine.plugin import run_suites
     from autograder.submission import stage
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
@@ -100,7 +100,7 @@ def test_public_properties_run_first_and_report_in_the_suites_order(tmp_path):
     back in the suite's order. Graded apart (``public_only``, then the hidden ones given the public
     results, as a split batch does), the results are the same."""
     from autograder.config import load_course
-    from autograder.plugin import run_suites
+    from autograder.engine.plugin import run_suites
     from autograder.submission import stage
     from tests.carriers import HIDDEN, PUBLIC, toy_course
 
@@ -124,9 +124,9 @@ def test_a_worker_that_cannot_start_fails_the_grading_not_the_student(monkeypatc
     import errno
 
     from autograder.config import load_course
+    from autograder.engine.plugin import run_suites
     from autograder.errors import GraderError
     from autograder.isolation import process as sandbox
-    from autograder.plugin import run_suites
     from autograder.submission import stage
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")

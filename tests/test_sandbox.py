@@ -1,6 +1,6 @@
 """The sandbox contains hostile code: every attack ends as a clean failure of that call only.
 
-These tests drive :class:`autograder.proxy.Session` directly on a tiny submission, so they
+These tests drive :class:`autograder.engine.session.Session` directly on a tiny submission, so they
 need no course. The grading-level version (points lost only on attacked properties) is in
 ``test_hostile.py``.
 """
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder.engine.session import MissingName, Session
 from autograder.errors import SandboxFailure, StudentError
 from autograder.isolation import process as sandbox
 from autograder.isolation.inside import codec
 from autograder.isolation.process import Layout, Limits
 from autograder.isolation.standby import Child, Standby, forks, preloads
-from autograder.proxy import MissingName, Session
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -613,10 +613,10 @@ class TestIsolation:
     @pytest.mark.parametrize("where", ["hypothesis", "records"])
     def test_cannot_plant_files_for_the_graders_hypothesis(self, strong_session, tmp_path, monkeypatch, where):
         """Grader processes share hypothesis's files (:func:`autograder.grading.hypothesis_storage`)
-        and the examples of passing properties (:func:`autograder.replay.cache_folder`), which
+        and the examples of passing properties (:func:`autograder.engine.replay.cache_folder`), which
         decide what later gradings are shown."""
+        from autograder.engine.replay import cache_folder
         from autograder.grading import hypothesis_storage
-        from autograder.replay import cache_folder
 
         folder = Path(hypothesis_storage(str(tmp_path)))
         monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(folder))
@@ -718,7 +718,7 @@ GRADER = '''
 import json, sys, time
 from pathlib import Path
 from autograder.isolation import process as sandbox
-from autograder.proxy import Session
+from autograder.engine.session import Session
 from autograder.isolation.process import Layout, Limits
 from autograder.isolation.standby import Child, Standby, forks, preloads
 sandbox.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))

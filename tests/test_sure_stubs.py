@@ -1,5 +1,5 @@
-"""Cheap zeros: the untouched stubs a submission's source shows (:mod:`autograder.stubs`), and
-sessions that share what earlier ones learnt (:class:`autograder.proxy.Known`): lookups are
+"""Cheap zeros: the untouched stubs a submission's source shows (:mod:`autograder.engine.stubs`), and
+sessions that share what earlier ones learnt (:class:`autograder.engine.session.Known`): lookups are
 answered without a worker, and a call to a sure stub fails "not implemented yet" without one,
 word for word as a worker answers it."""
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder.engine.session import Known, Session
+from autograder.engine.stubs import sure_stubs
 from autograder.errors import SandboxFailure, StudentError
 from autograder.isolation.process import Layout, Limits
-from autograder.proxy import Known, Session
-from autograder.stubs import sure_stubs
 
 pytestmark = pytest.mark.sandbox
 

@@ -235,7 +235,7 @@ class Worker:
                 cwd=self.home, env=_environment(layout, inner_home), start_new_session=True,
                 pass_fds=() if control is None else (control,),
             )
-        except OSError as error:  # the grader's machine, never the student: a grader failure (autograder.plugin)
+        except OSError as error:  # the grader's machine, never the student: a grader failure (autograder.engine.plugin)
             self._remove_folders()
             raise SandboxFailure("sandbox", f"the worker did not start ({error})") from None
         except BaseException:

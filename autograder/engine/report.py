@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .config import Course, Exercise
-from .results import Grade, PropertyResult, clip
+from ..config import Course, Exercise
+from ..results import Grade, PropertyResult, clip
 
 
 def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
@@ -69,7 +69,7 @@ def entries(results: Iterable[PropertyResult]) -> list[list[PropertyResult]]:
 
 def cause(result: PropertyResult) -> str:
     """What stopped a blocked property: its feedback without its description, or a hidden
-    property's reason (:func:`autograder.plugin._feedback` writes them so)."""
+    property's reason (:func:`autograder.engine.plugin._feedback` writes them so)."""
     return result.output.rsplit(" — ", 1)[-1].rstrip(".") if result.hidden else _without_summary(result.output)
 
 

@@ -23,14 +23,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from .config import Course, Exercise
-from .errors import GraderError, SandboxFailure, StudentError
-from .grading import course_digest
-from .isolation.process import Layout, Limits
-from .isolation.standby import Standby
-from .proxy import PRINTED_CHARS, Known, MissingName, Session
+from ..config import Course, Exercise
+from ..errors import GraderError, SandboxFailure, StudentError
+from ..grading import course_digest
+from ..isolation.process import Layout, Limits
+from ..isolation.standby import Standby
+from ..results import PropertyResult, clip
 from .replay import Examples, Recorder, cache_folder, passes, replayable
-from .results import PropertyResult, clip
+from .session import PRINTED_CHARS, Known, MissingName, Session
 from .stubs import sure_stubs
 
 PROFILE = "autograder"
@@ -164,7 +164,7 @@ class GradingPlugin:
         self.standbys.clear()
 
     def _known(self, exercise: Exercise) -> Known:
-        """What this exercise's properties learn for the next ones (:class:`~autograder.proxy.Known`)."""
+        """What this exercise's properties learn for the next ones (:class:`~autograder.engine.session.Known`)."""
         if exercise.module not in self.known:
             package = self.submission / self.course.package
             module, init = (path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
@@ -182,7 +182,7 @@ class GradingPlugin:
             raise GraderError(f"{request.node.nodeid} needs the reference solutions, which a student release lacks")
         return importlib.import_module(f"{self.course.solutions}.{request.node.stash[_EXERCISE]}")
 
-    # --- replaying the examples of a property that passed (autograder.replay) ----------
+    # --- replaying the examples of a property that passed (autograder.engine.replay) ----------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
         test = pyfuncitem.obj

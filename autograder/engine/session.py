@@ -22,7 +22,7 @@ Every property starts a fresh worker, and every fresh worker answers a property'
 requests (importing the module, looking up its names) the same way. A :class:`Known`, shared
 by the properties of one exercise, keeps those answers, so a session answers them itself
 and starts its worker only for the first request it has no answer to, replaying the
-lookups there first. A sure stub (:mod:`autograder.stubs`) is not even looked up, and a
+lookups there first. A sure stub (:mod:`autograder.engine.stubs`) is not even looked up, and a
 call to it fails "not implemented yet" with no worker at all, word for word as the worker's
 answer would: an untouched exercise costs one worker start, to learn what importing it
 answers. The worker a session does start comes from the exercise's
@@ -38,10 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SandboxFailure, StudentError
-from .isolation.inside import codec
-from .isolation.process import Layout, Limits, Worker
-from .isolation.standby import Standby
+from ..errors import SandboxFailure, StudentError
+from ..isolation.inside import codec
+from ..isolation.process import Layout, Limits, Worker
+from ..isolation.standby import Standby
 
 PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
 SHOWN_CHARS = 400  # of one argument as a failure shows it: a student pastes the call; beyond this, a marker

@@ -51,7 +51,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis.internal.entropy import RANDOMS_TO_MANAGE, deterministic_PRNG, get_seeder_and_restorer
 
-from .isolation.inside import codec
+from ..isolation.inside import codec
 
 Example = dict[str, Any]
 Draw = tuple[str, Any, Any]  # the strategy's repr hashed, the label, the value (encoded)
