@@ -32,9 +32,9 @@ from unittest import mock
 from rich.console import Console
 from rich.table import Table
 
+from .batch.batch import grade_many
 from .config import Course
 from .engine.session import Session
-from .grading import grade_many
 from .isolation.process import Layout, Limits, isolation, with_layers
 
 ECHO = "def echo(value):\n    return value\n"
@@ -100,7 +100,7 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
     ``reference_seconds_first`` is the course's first grading on a machine, which records them;
     every later figure replays them, as every grading after the first does. A lone grading runs
     as ``grade`` runs it, with a job per core (its exercises spread over them:
-    :class:`autograder.grading.Parts`); ``reference_seconds_jobs1`` is the same with ``--jobs 1``."""
+    :class:`autograder.batch.batch.Parts`); ``reference_seconds_jobs1`` is the same with ``--jobs 1``."""
     quiet = Console(file=open(os.devnull, "w"))
     figures: dict[str, float | None] = {}
     cores = os.cpu_count() or 1
@@ -210,8 +210,8 @@ def _profiled(course: Course, path: Path) -> dict[str, float]:
     import cProfile
     import pstats
 
-    from .grading import grade_staged
-    from .submission import stage
+    from .batch.batch import grade_staged
+    from .batch.staging import stage
 
     staged = stage(course, path)
     profiler = cProfile.Profile()

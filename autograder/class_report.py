@@ -1,7 +1,7 @@
 """The instructor's view of a class: one self-contained HTML page made from a ``grade`` run or an nbgrader course.
 
 ``python -m autograder report GRADES_DIR --out report.html`` reads what ``grade`` left in its
-output folder (:mod:`autograder.gradebook`'s ``gradebook.sqlite`` for the scores and times,
+output folder (:mod:`autograder.batch.gradebook`'s ``gradebook.sqlite`` for the scores and times,
 each submission's ``results.json`` for the properties and their feedback), or, given an
 autograded nbgrader course folder (``gradebook.db``), what nbgrader kept
 (:mod:`autograder.delivery.nbgrader_gradebook`: its scores, the engine's feedback in each
@@ -343,8 +343,8 @@ class Similarity:
 
 def submission_modules(course: Course, paths: list[Path], modules: list[str]) -> dict[str, dict[str, str]]:
     """``name -> module -> source`` for each submission, named as ``grade`` names it."""
-    from .grading import safe_names
-    from .submission import SubmissionError, stage, submission_name
+    from .batch.batch import safe_names
+    from .batch.staging import SubmissionError, stage, submission_name
 
     found: dict[str, dict[str, str]] = {}
     for name, path in safe_names([(submission_name(p), p) for p in paths]):

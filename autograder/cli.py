@@ -6,9 +6,9 @@
   [--exercise X]``: official grading of submissions (folders, .zip, .py or .ipynb files; of exercise
   ``X`` alone, if given, and of nothing else) into ``DIR/<name>/results.json`` and ``feedback.md``,
   ``DIR/grades.csv`` and ``DIR/gradebook.sqlite``, here or on a Dask cluster's workers (see
-  :mod:`autograder.cluster`). Exits 0 whenever grading ran, whatever the scores.
+  :mod:`autograder.batch.cluster`). Exits 0 whenever grading ran, whatever the scores.
 - ``cluster-certs --out CERTS``: the certificates of a grading cluster's mutual TLS (the
-  scheduler, the workers and ``grade --cluster`` use them); see :mod:`autograder.cluster_tls`.
+  scheduler, the workers and ``grade --cluster`` use them); see :mod:`autograder.batch.cluster_tls`.
 - ``demo [--out DIR]``: grades the course's sample submissions and prints the table.
 - ``bench [SUBMISSION]``: measures the sandbox's overhead and grading throughput.
 - ``release --out DIR``: the student release (no solutions, no hidden properties, sealed
@@ -45,10 +45,10 @@ from pathlib import Path
 
 from rich.console import Console
 
+from .batch.staging import SubmissionError, stage, submission_name
 from .config import Course, CourseConfigError, load_course
 from .errors import GraderError
 from .isolation.process import IsolationRefused, require_isolation
-from .submission import SubmissionError, stage, submission_name
 
 
 def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
@@ -94,7 +94,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded unchanged")
     grade.add_argument("--exercise", action="append", help="grade only this exercise module (repeatable)")
     grade.add_argument("--cluster", metavar="tls://HOST:8786",
-                       help="grade on this Dask scheduler's workers (see autograder.cluster)")
+                       help="grade on this Dask scheduler's workers (see autograder.batch.cluster)")
     grade.add_argument("--cluster-certs", metavar="CERTS", type=Path,
                        help="with a tls:// --cluster: the folder `cluster-certs` made")
     grade.add_argument("--unsafe-cluster-tcp", action="store_true",
@@ -164,8 +164,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .batch.batch import grade_staged, name_cells
     from .engine.report import print_check
-    from .grading import grade_staged, name_cells
     from .locked import check_locked
 
     if not course.is_release:  # the full course holds the solutions: as official as grading
@@ -186,8 +186,8 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 
 def _grade(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .canary import run_canary
-    from .grading import course_digest
+    from .batch.batch import course_digest
+    from .batch.canary import run_canary
 
     _refuse_release(course)
     course_digest(course)  # a course file the grader cannot read stops the batch here, before the canary
@@ -203,12 +203,12 @@ def _demo(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 
 def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.Namespace, console: Console) -> int:
+    from .batch.batch import grade_many
     from .engine.report import print_grades
-    from .grading import grade_many
     from .isolation.process import isolation_note
 
     if args.cluster:
-        from .cluster import connect
+        from .batch.cluster import connect
 
         cluster = connect(args.cluster, course, args.unsafe, args.cluster_certs, args.unsafe_cluster_tcp)
         try:  # every submission is handed over at once: the scheduler spreads them over the workers
@@ -228,7 +228,7 @@ def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.N
 
 
 def _cluster_certs(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .cluster_tls import make_certificates
+    from .batch.cluster_tls import make_certificates
 
     make_certificates(args.out)
     flags = f"--tls-ca-file {args.out}/ca.pem --tls-cert {args.out}/cluster.pem --tls-key {args.out}/cluster-key.pem"
@@ -262,9 +262,9 @@ def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> 
     (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``, ``public_only``, ``after``),
     answering ``graded`` on a line of its own once the reports are written. Whatever else prints
     goes to stderr, the process's log."""
+    from .batch.batch import grade_staged
+    from .batch.staging import Staged
     from .engine.report import read_results, write_reports
-    from .grading import grade_staged
-    from .submission import Staged
 
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

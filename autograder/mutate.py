@@ -56,10 +56,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .batch.batch import grader_seconds
+from .batch.staging import stage
 from .config import Course, CourseConfigError
 from .errors import GraderError, SandboxFailure
-from .grading import grader_seconds
-from .submission import stage
 
 TIME_FACTOR = 3.0  # a mutant may take this many times the reference's time on the suite ...
 TIME_SLACK = 10.0  # ... plus this many seconds, before it counts as looping
@@ -276,7 +276,7 @@ class _Copies:
             shutil.rmtree(folder, ignore_errors=True)
 
     def _run(self, root: Path, mutant: Mutant | None, module: str, seconds: float) -> Graded:
-        from .grading import ENGINE_HOME, hypothesis_storage
+        from .batch.batch import ENGINE_HOME, hypothesis_storage
 
         command = [sys.executable, "-m", "autograder.mutate", str(self.course.file), str(root), module]
         started = time.monotonic()

@@ -11,11 +11,11 @@ import sqlite3
 import pytest
 from rich.console import Console
 
+from autograder.batch.batch import grade_many
+from autograder.batch.gradebook import Gradebook
 from autograder.cli import main
 from autograder.config import load_course
 from autograder.engine.report import feedback_markdown, print_grades
-from autograder.gradebook import Gradebook
-from autograder.grading import grade_many
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT
 

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from rich.console import Console
 
+from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
 from autograder.engine.report import feedback_markdown, print_check, print_grades, write_reports
-from autograder.gradebook import Gradebook
 from autograder.results import Grade, PropertyResult
 from tests.conftest import ROOT
 

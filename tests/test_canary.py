@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import canary
+from autograder.batch import canary
 from autograder.config import load_course
 from autograder.isolation.process import isolation, with_layers
 from tests.conftest import ROOT

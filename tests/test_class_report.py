@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from autograder.batch.gradebook import Gradebook
 from autograder.class_report import CSP, KEY_FILE, Names, build_report, compare, load_batch, open_batch, read_failure
 from autograder.config import load_course
 from autograder.delivery.nbgrader_grade import feedback_text, read_feedback
 from autograder.engine.report import write_reports
 from autograder.errors import GraderError
-from autograder.gradebook import Gradebook
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT, autograder
 

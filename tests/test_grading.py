@@ -192,7 +192,7 @@ def test_one_bad_submission_never_stops_the_batch(tmp_path):
 def test_grader_processes_keep_hypothesis_s_files_in_the_user_s_cache(tmp_path, monkeypatch):
     """Hypothesis builds its unicode table on first use (about 0.9 s); grader processes share
     it through the user's cache, and use their scratch folder where no cache can be made."""
-    from autograder.grading import hypothesis_storage
+    from autograder.batch.batch import hypothesis_storage
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert hypothesis_storage("scratch") == str(tmp_path / "cache" / "autograder" / "hypothesis")
@@ -210,8 +210,8 @@ def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypa
 
     from rich.console import Console
 
+    from autograder.batch.batch import GraderPool, GraderProcess, grade_many
     from autograder.config import load_course
-    from autograder.grading import GraderPool, GraderProcess, grade_many
 
     course = load_course(ROOT / "course.yaml")
     chosen = ["ex1_merge_tracing", "ex3_wordpiece"]  # a partly wrong one, then a wrong one: feedback in both
@@ -251,8 +251,8 @@ def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypat
     part's log."""
     from rich.console import Console
 
+    from autograder.batch.batch import GraderPool, grade_many
     from autograder.config import load_course
-    from autograder.grading import GraderPool, grade_many
 
     course = load_course(ROOT / "course.yaml")
     grade = GraderPool.grade

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder.batch.batch import report_folder, safe_names
+from autograder.batch.gradebook import Gradebook
+from autograder.batch.staging import submission_name
 from autograder.config import load_course
 from autograder.errors import GraderError
-from autograder.gradebook import Gradebook
-from autograder.grading import report_folder, safe_names
 from autograder.results import Grade
-from autograder.submission import submission_name
 from tests.conftest import ROOT, autograder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]

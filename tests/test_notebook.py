@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from autograder import notebook
+from autograder.batch import notebook
+from autograder.batch.notebook import NotebookError, converted, notebook_module
 from autograder.errors import GraderError
 from autograder.isolation.process import Limits
-from autograder.notebook import NotebookError, converted, notebook_module
 from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.sandbox

@@ -12,8 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.batch.staging import MAX_ENTRIES, MAX_FILES, SubmissionError, notebook_spans, stage, submission_name
 from autograder.config import load_course
-from autograder.submission import MAX_ENTRIES, MAX_FILES, SubmissionError, notebook_spans, stage, submission_name
 from tests.conftest import ROOT, autograder
 
 COURSE = load_course(ROOT / "course.yaml")

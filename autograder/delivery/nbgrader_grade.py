@@ -3,8 +3,8 @@
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
 It stages the notebook as a submission, so that every code cell but the grade cell, in
 order and with IPython's syntax made plain Python, becomes the exercise module
-(:mod:`autograder.notebook`); grades it in the course's grader process (a
-:class:`~autograder.grading.GraderProcess`, the sandboxed engine, only that exercise's suite;
+(:mod:`autograder.batch.notebook`); grades it in the course's grader process (a
+:class:`~autograder.batch.batch.GraderProcess`, the sandboxed engine, only that exercise's suite;
 one process serves every notebook of the run) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
 ``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
@@ -54,14 +54,14 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from ..canary import run_canary
+from ..batch.batch import GraderProcess
+from ..batch.canary import run_canary
+from ..batch.notebook import MARK
+from ..batch.staging import stage
 from ..config import Course, load_course
 from ..errors import GraderError
-from ..grading import GraderProcess
 from ..isolation.process import isolation_note, require_isolation
-from ..notebook import MARK
 from ..results import Grade, PropertyResult
-from ..submission import stage
 
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked
 
@@ -155,7 +155,7 @@ def wrapped(output):
 class SeparateCopies(NbGraderPreprocessor):
     """nbgrader's ``DeduplicateIds``, done so that autograding goes on (nbgrader#1083): of the
     cells that share an nbgrader id (a copied answer cell), the last keeps it; the others
-    become plain code cells, marked so that :mod:`autograder.notebook` still names them in the
+    become plain code cells, marked so that :mod:`autograder.batch.notebook` still names them in the
     student's feedback. (``DeduplicateIds`` leaves them an empty ``nbgrader`` entry, which
     ``CheckCellMetadata`` then refuses as an old metadata format, stopping the autograde.)"""
 
@@ -210,7 +210,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
 def _grader(course: Course) -> GraderProcess:
     """The course's grader process: one for every notebook this nbgrader run hands over, of
     one student or of the whole class, as a batch keeps one per grading thread (student code
-    never runs in it, and each grading starts afresh: :class:`~autograder.grading.GraderProcess`).
+    never runs in it, and each grading starts afresh: :class:`~autograder.batch.batch.GraderProcess`).
     ``nbgrader autograde ex1`` for a class so starts one grader, not one per student."""
     if course.file not in _GRADER:
         _close_graders()

@@ -11,7 +11,7 @@ After ``nbgrader autograde``, what the course folder knows of each student is:
   with its points, and for a failed one its reason and counterexample; the hidden properties
   as one count. No ``results.json`` is left behind: the engine grades in a scratch folder;
 - ``submitted/<student>/<exercise>/<exercise>.ipynb``, the notebook the student handed in, whose
-  code cells make the module that was graded (:mod:`autograder.notebook`), for code similarity;
+  code cells make the module that was graded (:mod:`autograder.batch.notebook`), for code similarity;
   ``release/`` holds the notebooks as handed out, which count as boilerplate.
 
 So the report built from it has the scores and the public properties as a ``grade`` run's
@@ -24,10 +24,10 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
+from ..batch.notebook import NotebookError, notebook_module
 from ..class_report import Batch, Entry, boilerplate_sources
 from ..config import Course
 from ..errors import GraderError
-from ..notebook import NotebookError, notebook_module
 from ..results import Grade, PropertyResult
 from .nbgrader_grade import read_feedback
 

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+from ..batch.batch import course_digest
 from ..config import Course, Exercise
 from ..errors import GraderError, SandboxFailure, StudentError
-from ..grading import course_digest
 from ..isolation.process import Layout, Limits
 from ..isolation.standby import Standby
 from ..results import PropertyResult, clip
@@ -447,7 +447,7 @@ def run_suites(course: Course, submission: Path, public_only: bool = False,
     not run): for :mod:`autograder.mutate`, which asks only whether a mutant is caught, and
     registers ``observers`` (more pytest plugins) beside the grading plugin to see how. The
     submission's time budget counts from ``began`` (``time.monotonic()``; default now): a
-    submission graded in parts (:class:`autograder.grading.Parts`) has one budget, not one a part.
+    submission graded in parts (:class:`autograder.batch.batch.Parts`) has one budget, not one a part.
     With ``public_results`` (the results of the public properties, graded before), only the
     hidden properties run, and the results returned are all of them.
 

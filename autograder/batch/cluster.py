@@ -5,7 +5,7 @@ by ``dask-jobqueue`` on SLURM or by ``dask-kubernetes``. Each submission is one 
 grades it exactly as ``grade --jobs`` does on one machine: with the worker's own sandbox, from
 the worker's own copy of the course files, under the same fail-closed rules, in a grader
 process that grades that worker thread's tasks one after another (a
-:class:`~autograder.grading.GraderPool` per course digest). The client stages the submissions,
+:class:`~autograder.batch.batch.GraderPool` per course digest). The client stages the submissions,
 keeps the gradebook and writes every report, so a batch resumes as before.
 
 - **Same course everywhere.** Before anything is sent, every worker computes the course
@@ -18,7 +18,7 @@ keeps the gradebook and writes every report, so a batch resumes as before.
   scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
   depends only on the submission and the course, so it comes out the same.
 - **Members only.** The client, the scheduler and the workers speak mutual TLS with the
-  certificates of ``cluster-certs`` (:mod:`autograder.cluster_tls`); plain ``tcp://`` only on
+  certificates of ``cluster-certs`` (:mod:`autograder.batch.cluster_tls`); plain ``tcp://`` only on
   loopback, unless ``--unsafe-cluster-tcp``.
 - **Plain data only.** A task carries the staged submission's files as bytes and brings back
   the reports as text; no object from student code crosses, and the grade is read from the
@@ -43,14 +43,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..config import Course, load_course
+from ..engine.report import read_results
+from ..errors import GraderError
+from ..isolation.process import IsolationRefused, isolation, require_isolation
+from ..results import Grade
+from .batch import GraderPool, course_digest
 from .cluster_tls import client_security
-from .config import Course, load_course
-from .engine.report import read_results
-from .errors import GraderError
-from .grading import GraderPool, course_digest
-from .isolation.process import IsolationRefused, isolation, require_isolation
-from .results import Grade
-from .submission import Staged
+from .staging import Staged
 
 
 @dataclass
@@ -65,7 +65,7 @@ class Cluster:
     def grade(self, course: Course, name: str, staged: Staged, folder: Path,
               exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
         """Grade ``staged`` on the cluster and write its reports into ``folder``, as
-        :class:`~autograder.grading.GraderPool` does locally."""
+        :class:`~autograder.batch.batch.GraderPool` does locally."""
         task = self.client.submit(grade_on_worker, str(course.file), self.digest, name, pack(staged.root),
                                   staged.notes, exercises, self.unsafe, pure=False,
                                   key=_task_key(self.digest, name, staged, exercises))
@@ -87,7 +87,7 @@ class Cluster:
 def connect(address: str, course: Course, unsafe: bool, certificates: Path | None = None,
             unsafe_tcp: bool = False) -> Cluster:
     """The cluster of the scheduler at ``address``, once every worker has shown it grades this
-    course; ``certificates`` is the folder of ``cluster-certs`` (see :mod:`autograder.cluster_tls`)."""
+    course; ``certificates`` is the folder of ``cluster-certs`` (see :mod:`autograder.batch.cluster_tls`)."""
     try:
         from distributed import Client
     except ImportError:

@@ -27,14 +27,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import __version__
-from .config import Course
-from .engine.report import read_results, write_reports
-from .errors import GraderError
+from .. import __version__
+from ..config import Course
+from ..engine.report import read_results, write_reports
+from ..errors import GraderError
+from ..isolation.process import isolation, isolation_note
+from ..results import Grade, PropertyResult
 from .gradebook import BATCH_FILES, Gradebook
-from .isolation.process import isolation, isolation_note
-from .results import Grade, PropertyResult
-from .submission import Staged, SubmissionError, notebook_spans, stage
+from .staging import Staged, SubmissionError, notebook_spans, stage
 
 ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autograder` is found
 
@@ -45,7 +45,7 @@ def grade_staged(course: Course, staged: Staged, public_only: bool = False,
     """Run the suites (of ``exercises``, default all) on a staged submission here and return its
     grade; the submission's time budget counts from ``began`` (``time.monotonic()``, default now).
     With ``public_results`` (of the public properties, graded before) only the hidden ones run."""
-    from .engine.plugin import run_suites  # pytest and hypothesis: only a grader process needs them, not a batch's
+    from ..engine.plugin import run_suites  # pytest and hypothesis: only a grader process needs them, not a batch's
 
     results, seconds = run_suites(course, staged.root, public_only, exercises, began=began,
                                   public_results=public_results)
@@ -134,7 +134,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, j
     ``(name, grade, note)`` rows. Names are made safe first (:func:`safe_names`).
 
     ``grader`` grades one staged submission into its report folder, ``jobs`` at once: by default
-    a :class:`GraderPool` here; :meth:`autograder.cluster.Cluster.grade` sends it to a Dask cluster,
+    a :class:`GraderPool` here; :meth:`autograder.batch.cluster.Cluster.grade` sends it to a Dask cluster,
     whose sandboxes ``where`` names for the gradebook (by default, this machine's)."""
     graders, local = GraderPool(), grader is None
     grader = grader or graders.grade
@@ -377,7 +377,7 @@ class GraderProcess:
     runs pytest afresh with its own plugin, workers and hypothesis engine. So a batch keeps one
     per grading thread (:class:`GraderPool`) and nbgrader one per run, which saves a grader's
     start-up (Python, pytest, hypothesis, the suites, the sandbox's check) for every grading but
-    the first, and so does a Dask worker (:mod:`autograder.cluster`).
+    the first, and so does a Dask worker (:mod:`autograder.batch.cluster`).
 
     A grading that fails, overruns :func:`grader_seconds` or kills the process ends it: its
     output goes to that grading's ``grader.log``, and the next grading (as after a process that

@@ -3,7 +3,7 @@
 A submission holds the course's package folder (``exercises/``), or the exercise modules
 directly at its top (a zip may wrap either in one folder); a single ``.py`` or ``.ipynb``
 file is a submission too. An exercise may come as a notebook, ``<module>.ipynb``: its code
-cells become ``<module>.py`` (:mod:`autograder.notebook`), and where each line came from is
+cells become ``<module>.py`` (:mod:`autograder.batch.notebook`), and where each line came from is
 kept in ``NOTEBOOKS`` beside the package, so that feedback names the notebook's cells.
 :func:`stage` copies it into a
 fresh folder as ``<package>/...``, adds the course's provided files where the student left
@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .config import Course
+from ..config import Course
 from .notebook import NotebookError, NotebookModule, notebook_module
 
 MAX_FILES = 500

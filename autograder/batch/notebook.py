@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .isolation.process import Limits
+    from ..isolation.process import Limits
 
 SKIP_TAG = "autograder-skip"
 MARK = "autograder_copy_of"  # the nbgrader id of a copied cell whose nbgrader metadata was taken away
@@ -173,7 +173,7 @@ def _transformer() -> type:
 
 def converter_limits() -> Limits:
     """What converting a notebook in a worker may take."""
-    from .isolation.process import Limits
+    from ..isolation.process import Limits
 
     return Limits(call_seconds=10, cpu_seconds=10, memory_mb=1024, message_mb=64)
 
@@ -182,9 +182,9 @@ def _converted_in_worker(content: bytes | str) -> NotebookModule:
     """:func:`converted` in a sandboxed worker, within :func:`converter_limits`. A worker that
     cannot start or import the converter is the grader's failure
     (:class:`~autograder.errors.GraderError`), never the notebook's."""
-    from .engine.session import Session
-    from .errors import GraderError, SandboxFailure, StudentError
-    from .isolation.process import Layout
+    from ..engine.session import Session
+    from ..errors import GraderError, SandboxFailure, StudentError
+    from ..isolation.process import Layout
 
     limits = converter_limits()
     with tempfile.TemporaryDirectory(prefix="autograder-notebook-") as folder:

@@ -22,7 +22,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from .errors import GraderError
+from ..errors import GraderError
 
 CA, CERTIFICATE, KEY = "ca.pem", "cluster.pem", "cluster-key.pem"
 DAYS = 400  # a certificate outlives a course's term

@@ -25,10 +25,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .config import Course
-from .engine.session import Session
-from .errors import SandboxFailure, StudentError
-from .isolation.process import IsolationRefused, Layout, Limits
+from ..config import Course
+from ..engine.session import Session
+from ..errors import SandboxFailure, StudentError
+from ..isolation.process import IsolationRefused, Layout, Limits
 
 PROBE = '''\
 import os, socket, time

@@ -17,8 +17,8 @@ import datetime
 import sqlite3
 from pathlib import Path
 
-from .config import Course
-from .results import Grade
+from ..config import Course
+from ..results import Grade
 
 BATCH_FILES = frozenset({"gradebook.sqlite", "grades.csv"})  # beside the submissions' report folders
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
