@@ -19,10 +19,10 @@
   if given); ``gradescope --run SUBMISSION [--zip FILE.zip] [--out DIR]`` replays it on a
   submission (in ``DIR``, kept); see :mod:`autograder.delivery.gradescope`.
 - ``report GRADES_DIR [--out report.html] [--submissions ...] [--anonymise] [--threshold X]``: the
-  instructor's class report, one self-contained HTML page; see :mod:`autograder.class_report`.
+  instructor's class report, one self-contained HTML page; see :mod:`autograder.reports.class_report.page`.
 - ``mutate EXERCISE ... | --all [--jobs N] [--sample N --seed S]``: grades mutants of the reference
   solutions with their exercise's suite; exits 1 when one survives that the course has not
-  listed as equivalent. See :mod:`autograder.mutate`.
+  listed as equivalent. See :mod:`autograder.authoring.mutate`.
 
 Problems with the course, a submission or the grader print one clear message and exit 2.
 Official grading (``grade`` and its grader processes, and ``check`` outside a student release) refuses
@@ -164,9 +164,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
+    from .authoring.locked.attack import check_locked
     from .batch.batch import grade_staged, name_cells
     from .engine.report import print_check
-    from .locked import check_locked
 
     if not course.is_release:  # the full course holds the solutions: as official as grading
         require_isolation(args.unsafe)
@@ -239,7 +239,7 @@ def _cluster_certs(course: Course, args: argparse.Namespace, console: Console) -
 
 
 def _bench(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .bench import profile, run, targets
+    from .authoring.bench import profile, run, targets
 
     _refuse_release(course)
     if args.json or args.profile:
@@ -282,7 +282,7 @@ def _grade_serve(course: Course, args: argparse.Namespace, console: Console) -> 
 
 
 def _mutate(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .mutate import command
+    from .authoring.mutate import command
 
     _refuse_release(course)
     if args.sample is not None and args.sample < 1:
@@ -295,7 +295,7 @@ def _mutate(course: Course, args: argparse.Namespace, console: Console) -> int:
 
 
 def _report(course: Course, args: argparse.Namespace, console: Console) -> int:
-    from .class_report import build_report
+    from .reports.class_report.page import build_report
 
     found = build_report(course, args.grades, args.out, args.submissions, args.anonymise, args.threshold)
     similar = ("code similarity left out (no --submissions)" if found["pairs"] is None

@@ -7,9 +7,7 @@ import time
 
 import pytest
 
-from autograder.config import load_course
-from autograder.engine.plugin import on_path
-from autograder.locked import (
+from autograder.authoring.locked.attack import (
     BUDGET,
     _curves,
     _Inputs,
@@ -24,6 +22,8 @@ from autograder.locked import (
     run_case,
     seal,
 )
+from autograder.config import load_course
+from autograder.engine.plugin import on_path
 from tests.conftest import ROOT
 
 

@@ -17,7 +17,7 @@ through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in fo
 The feedback names public properties and shows why they failed, naming the notebook's cells;
 hidden properties are only counted, so the feedback HTML shows nothing of them. It is all that
 nbgrader keeps of a grading besides the score: :func:`read_feedback` takes it apart again, for
-the class report (:mod:`autograder.delivery.nbgrader_gradebook`).
+the class report (:mod:`autograder.reports.class_report.nbgrader`).
 
 A bonus exercise is extra credit as nbgrader keeps it: its grade cell is worth 0 points, and
 :class:`SaveExtraCredit`, after nbgrader's ``SaveAutoGrades``, records the engine's score as

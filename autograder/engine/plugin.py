@@ -444,7 +444,7 @@ def run_suites(course: Course, submission: Path, public_only: bool = False,
     and the seconds taken.
 
     ``first_failure`` stops at the first failing property, unshrunk (the other properties are
-    not run): for :mod:`autograder.mutate`, which asks only whether a mutant is caught, and
+    not run): for :mod:`autograder.authoring.mutate`, which asks only whether a mutant is caught, and
     registers ``observers`` (more pytest plugins) beside the grading plugin to see how. The
     submission's time budget counts from ``began`` (``time.monotonic()``; default now): a
     submission graded in parts (:class:`autograder.batch.batch.Parts`) has one budget, not one a part.

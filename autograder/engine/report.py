@@ -166,7 +166,7 @@ def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResu
 
 
 def _is_locked(result: PropertyResult) -> bool:
-    """Whether a result is a locked known-answer case (:func:`autograder.locked.check_locked` names them so)."""
+    """Whether a result is a locked known-answer case (``check_locked`` names them so)."""
     return result.name.startswith("locked case: ")
 
 

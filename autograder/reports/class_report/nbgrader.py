@@ -24,12 +24,12 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
-from ..batch.notebook import NotebookError, notebook_module
-from ..class_report import Batch, Entry, boilerplate_sources
-from ..config import Course
-from ..errors import GraderError
-from ..results import Grade, PropertyResult
-from .nbgrader_grade import read_feedback
+from ...batch.notebook import NotebookError, notebook_module
+from ...config import Course
+from ...delivery.nbgrader_grade import read_feedback
+from ...errors import GraderError
+from ...results import Grade, PropertyResult
+from .page import Batch, Entry, boilerplate_sources
 
 GRADEBOOK = "gradebook.db"  # where nbgrader_config.py (nbgrader's default) keeps it: the course folder
 AUTOGRADED, SUBMITTED, RELEASE = "autograded", "submitted", "release"  # nbgrader's default step folders

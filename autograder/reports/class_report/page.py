@@ -4,7 +4,7 @@
 output folder (:mod:`autograder.batch.gradebook`'s ``gradebook.sqlite`` for the scores and times,
 each submission's ``results.json`` for the properties and their feedback), or, given an
 autograded nbgrader course folder (``gradebook.db``), what nbgrader kept
-(:mod:`autograder.delivery.nbgrader_gradebook`: its scores, the engine's feedback in each
+(:mod:`autograder.reports.class_report.nbgrader`: its scores, the engine's feedback in each
 autograded notebook, the submitted notebooks; hidden properties only as counts), and writes a
 page with four parts:
 
@@ -49,10 +49,10 @@ from typing import Any
 
 import yaml
 
-from . import __version__
-from .config import Course
-from .errors import GraderError
-from .results import NOT_WRITTEN, Grade, split_feedback
+from ... import __version__
+from ...config import Course
+from ...errors import GraderError
+from ...results import NOT_WRITTEN, Grade, split_feedback
 
 KEY_FILE = ".pseudonym-key"  # in the grades folder; a dot name no submission can be filed under
 DEFAULT_THRESHOLD = 0.5
@@ -102,7 +102,7 @@ def open_batch(course: Course, folder: Path) -> Batch:
         return Batch(load_batch(folder), "grade", lambda paths, modules: submission_modules(course, paths, modules),
                      boilerplate_sources(course))
     if (folder / "gradebook.db").is_file():
-        from .delivery.nbgrader_gradebook import nbgrader_batch
+        from .nbgrader import nbgrader_batch
 
         return nbgrader_batch(course, folder)
     raise GraderError(f"{folder}: no gradebook.sqlite (the --out folder of a `grade` run) nor gradebook.db (an "
@@ -343,8 +343,8 @@ class Similarity:
 
 def submission_modules(course: Course, paths: list[Path], modules: list[str]) -> dict[str, dict[str, str]]:
     """``name -> module -> source`` for each submission, named as ``grade`` names it."""
-    from .batch.batch import safe_names
-    from .batch.staging import SubmissionError, stage, submission_name
+    from ...batch.batch import safe_names
+    from ...batch.staging import SubmissionError, stage, submission_name
 
     found: dict[str, dict[str, str]] = {}
     for name, path in safe_names([(submission_name(p), p) for p in paths]):

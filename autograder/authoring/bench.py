@@ -32,10 +32,10 @@ from unittest import mock
 from rich.console import Console
 from rich.table import Table
 
-from .batch.batch import grade_many
-from .config import Course
-from .engine.session import Session
-from .isolation.process import Layout, Limits, isolation, with_layers
+from ..batch.batch import grade_many
+from ..config import Course
+from ..engine.session import Session
+from ..isolation.process import Layout, Limits, isolation, with_layers
 
 ECHO = "def echo(value):\n    return value\n"
 
@@ -145,7 +145,7 @@ def _nbgrader_student(course: Course, out: Path) -> float | None:
     try:
         import nbformat
 
-        from .delivery.nbgrader_course import build_nbgrader_course
+        from ..delivery.nbgrader_course import build_nbgrader_course
     except ImportError:
         return None
     shutil.rmtree(out, ignore_errors=True)
@@ -170,14 +170,15 @@ def _nbgrader_student(course: Course, out: Path) -> float | None:
 
 
 CATEGORIES = (  # where a function's own time goes, by the file it is in (the first match)
-    ("worker start", ("autograder/sandbox.py:Worker.__init__", "autograder/sandbox.py:_command",
-                      "autograder/sandbox.py:_hello", "autograder/standby.py", "autograder/cgroup.py", "fork_exec")),
-    ("round trips, waiting on the worker (student code included)", ("autograder/sandbox.py", "autograder/proxy.py",
-                                                                    "autograder/codec.py")),
+    ("worker start", ("autograder/isolation/process.py:Worker.__init__", "autograder/isolation/process.py:_command",
+                      "autograder/isolation/process.py:_hello", "autograder/isolation/standby.py",
+                      "autograder/isolation/cgroup.py", "fork_exec")),
+    ("round trips, waiting on the worker (student code included)",
+     ("autograder/isolation/process.py", "autograder/engine/session.py", "autograder/isolation/inside/codec.py")),
     ("reference computation", ("/solutions/",)),
     ("hypothesis: generating and shrinking", ("/hypothesis/",)),
-    ("pytest and the grading plugin", ("/_pytest/", "/pluggy/", "autograder/plugin.py", "autograder/replay.py",
-                                       "autograder/suite.py")),
+    ("pytest and the grading plugin", ("/_pytest/", "/pluggy/", "autograder/engine/plugin.py",
+                                       "autograder/engine/replay.py", "autograder/suite.py")),
     ("the suites' own code", ("/suites/", "/tokcourse/")),
 )
 
@@ -210,8 +211,8 @@ def _profiled(course: Course, path: Path) -> dict[str, float]:
     import cProfile
     import pstats
 
-    from .batch.batch import grade_staged
-    from .batch.staging import stage
+    from ..batch.batch import grade_staged
+    from ..batch.staging import stage
 
     staged = stage(course, path)
     profiler = cProfile.Profile()
@@ -240,8 +241,8 @@ def _categorise(stats) -> dict[str, float]:
 
     def category(key: tuple[str, int, str]) -> str:
         where = f"{key[0]}:{key[2]}" if key[0] != "~" else key[2]
-        if key[0].endswith("autograder/sandbox.py") and key[2] in ("__init__", "_command", "_hello"):
-            where = f"autograder/sandbox.py:{'Worker.__init__' if key[2] == '__init__' else key[2]}"
+        if key[0].endswith("autograder/isolation/process.py") and key[2] in ("__init__", "_command", "_hello"):
+            where = f"autograder/isolation/process.py:{'Worker.__init__' if key[2] == '__init__' else key[2]}"
         return next((name for name, marks in CATEGORIES if any(mark in where for mark in marks)), "other")
 
     for key, (_calls, _primitive, own, _cumulative, _callers) in entries.items():

@@ -82,12 +82,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .config import Course, CourseConfigError
-from .engine.plugin import is_blocked, on_path, open_session
-from .engine.session import MissingName
-from .errors import GraderError, SandboxFailure, StudentError
-from .isolation.inside import codec
-from .results import PropertyResult
+from ...config import Course, CourseConfigError
+from ...engine.plugin import is_blocked, on_path, open_session
+from ...engine.session import MissingName
+from ...errors import GraderError, SandboxFailure, StudentError
+from ...isolation.inside import codec
+from ...results import PropertyResult
 
 BUDGET = 10**7  # structured guesses that must fail to find a sealed output
 WRAPPERS = frozenset({"dict", "list", "tuple", "set", "sorted", "len", "str"})

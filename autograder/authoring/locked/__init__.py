@@ -1,0 +1,1 @@
+"""Locked known-answer cases: students learn pass or fail, never the answer."""

@@ -1,0 +1,1 @@
+"""The class report: one self-contained HTML page on a graded batch, for the instructor."""
