@@ -48,7 +48,7 @@ from rich.console import Console
 from .batch.staging import SubmissionError, stage, submission_name
 from .config import Course, CourseConfigError, load_course
 from .errors import GraderError
-from .isolation.process import IsolationRefused, require_isolation
+from .isolation import IsolationRefused, require_isolation
 
 
 def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
@@ -205,7 +205,7 @@ def _demo(course: Course, args: argparse.Namespace, console: Console) -> int:
 def _grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.Namespace, console: Console) -> int:
     from .batch.batch import grade_many
     from .engine.report import print_grades
-    from .isolation.process import isolation_note
+    from .isolation import isolation_note
 
     if args.cluster:
         from .batch.cluster import connect

@@ -7,7 +7,7 @@ from autograder.authoring.bench import CATEGORIES, _categorise
 
 
 def test_own_time_goes_by_file_and_builtins_follow_their_biggest_caller():
-    sandbox = ("/x/autograder/isolation/process.py", 240, "request")
+    sandbox = ("/x/autograder/isolation/channel.py", 240, "request")
     start = ("/x/autograder/isolation/process.py", 208, "__init__")
     hypothesis = ("/v/site-packages/hypothesis/core.py", 10, "run")
     poll = ("~", 0, "<method 'poll' of 'select.epoll' objects>")

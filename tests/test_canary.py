@@ -10,7 +10,7 @@ import pytest
 
 from autograder.batch import canary
 from autograder.config import load_course
-from autograder.isolation.process import isolation, with_layers
+from autograder.isolation import isolation, with_layers
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.sandbox

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.isolation.process import isolation
+from autograder.isolation import isolation
 from tests.conftest import ROOT, autograder
 
 pytest.importorskip("distributed", reason="the cluster extra (make setup installs it)")

@@ -19,7 +19,8 @@ import pytest
 
 from autograder.config import load_course
 from autograder.engine.plugin import run_suites
-from autograder.isolation.process import SANDBOX_UIDS, _sandbox_uid, isolation
+from autograder.isolation import isolation
+from autograder.isolation.process import SANDBOX_UIDS, sandbox_uid
 from tests.conftest import ROOT, autograder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
@@ -85,7 +86,7 @@ def sandbox_processes(uids=SANDBOX_UIDS) -> set[str]:
 
 def own_sandbox_uid() -> range:
     """This grader's two private uids (the worker serving and the one booting), if it has them."""
-    uid = _sandbox_uid()
+    uid = sandbox_uid()
     return range(uid, uid + 2) if "uid" in isolation().layers else range(0)
 
 

@@ -9,7 +9,7 @@ import pytest
 from autograder.engine import session as proxy
 from autograder.engine.session import Member, Remote, Session
 from autograder.errors import SandboxFailure, StudentError
-from autograder.isolation.process import Layout, Limits
+from autograder.isolation import Layout, WorkerLimits
 
 pytestmark = pytest.mark.sandbox
 
@@ -59,7 +59,7 @@ def submission(tmp_path: Path) -> Path:
 
 
 def session_on(submission: Path) -> Session:
-    return Session(Layout(submission), Limits(call_seconds=5, cpu_seconds=30, memory_mb=512), budget_seconds=60)
+    return Session(Layout(submission), WorkerLimits(call_seconds=5, cpu_seconds=30, memory_mb=512), budget_seconds=60)
 
 
 def outcome(step) -> str:

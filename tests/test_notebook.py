@@ -9,7 +9,7 @@ import pytest
 from autograder.batch import notebook
 from autograder.batch.notebook import NotebookError, converted, notebook_module
 from autograder.errors import GraderError
-from autograder.isolation.process import Limits
+from autograder.isolation import WorkerLimits
 from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.sandbox
@@ -50,7 +50,7 @@ def test_a_large_notebook_is_converted_in_a_worker(monkeypatch):
 
 
 def test_a_hostile_notebook_stops_at_the_converter_s_limits(monkeypatch):
-    monkeypatch.setattr(notebook, "converter_limits", lambda: Limits(call_seconds=3, cpu_seconds=3))
+    monkeypatch.setattr(notebook, "converter_limits", lambda: WorkerLimits(call_seconds=3, cpu_seconds=3))
     with pytest.raises(NotebookError, match=r"^converting it to Python took longer than 3 s$"):
         notebook_module(hostile(40))
 

@@ -127,16 +127,16 @@ def test_a_worker_that_cannot_start_fails_the_grading_not_the_student(monkeypatc
     from autograder.config import load_course
     from autograder.engine.plugin import run_suites
     from autograder.errors import GraderError
-    from autograder.isolation import process as sandbox
+    from autograder.isolation import isolation, process
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
     staged = stage(course, course.solutions_path())
-    sandbox.isolation()  # found before workers stop starting
+    isolation()  # found before workers stop starting
 
     def no_process(*args, **kwargs):
         raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(sandbox.subprocess, "Popen", no_process)
+    monkeypatch.setattr(process.subprocess, "Popen", no_process)
     try:
         with pytest.raises(GraderError, match="the worker did not start"):
             run_suites(course, staged.root)

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from autograder import isolation as sandbox
 from autograder.engine.session import MissingName, Session
 from autograder.errors import SandboxFailure, StudentError
-from autograder.isolation import process as sandbox
+from autograder.isolation import Child, Layout, Standby, detect, inside, reaping
+from autograder.isolation import WorkerLimits as Limits
 from autograder.isolation.inside import codec
-from autograder.isolation.process import Layout, Limits
-from autograder.isolation.standby import Child, Standby, forks, preloads
+from autograder.isolation.zygote import forks, preloads
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -386,7 +387,7 @@ STRONG = [setup for setup in SETUPS if setup.split(",")[0] in HOLDING]
 
 
 def in_mode(monkeypatch, name: str) -> None:
-    monkeypatch.setattr(sandbox, "isolation", lambda: sandbox.Isolation(frozenset(MODES[name])))
+    monkeypatch.setattr(detect, "isolation", lambda: sandbox.Isolation(frozenset(MODES[name])))
 
 
 def setup_session(monkeypatch, submission: Path, setup: str) -> Session:
@@ -717,14 +718,16 @@ class TestWholeWorkerLimits:
 GRADER = '''
 import json, sys, time
 from pathlib import Path
-from autograder.isolation import process as sandbox
+from autograder import isolation as sandbox
+from autograder.isolation import detect, inside, reaping
 from autograder.engine.session import Session
-from autograder.isolation.process import Layout, Limits
-from autograder.isolation.standby import Child, Standby, forks, preloads
-sandbox.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
+from autograder.isolation import Child, Layout, Standby
+from autograder.isolation import WorkerLimits as Limits
+from autograder.isolation.zygote import forks, preloads
+detect.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
 session = Session(Layout(Path(sys.argv[1])), Limits(call_seconds=5), budget_seconds=60)
 session.module("exercises.toy").add(1, 2)
-print(json.dumps([session.worker.home.as_posix(), sandbox._tree(session.worker.process.pid)]), flush=True)
+print(json.dumps([session.worker.home.as_posix(), reaping.tree(session.worker.process.pid)]), flush=True)
 time.sleep(60)
 '''
 
@@ -740,10 +743,10 @@ def test_workers_die_with_their_grader(submission, mode):
     os.kill(grader.pid, signal.SIGKILL)
     grader.wait()
     deadline = time.monotonic() + 5
-    while (alive := [pid for pid in pids[1:] if sandbox._owner(pid) is not None]) and time.monotonic() < deadline:
+    while (alive := [pid for pid in pids[1:] if reaping.owner(pid) is not None]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert alive == [], f"processes of the worker outlived its grader: {alive}"
-    sandbox._sweep_folders()  # what the next grader does first
+    reaping.sweep_folders()  # what the next grader does first
     assert not Path(home).exists()
 
 
@@ -913,26 +916,26 @@ def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path, 
     thirds of a start's imports, nor functools and collections (a named tuple's decoding
     imports them), which were half of what was left."""
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))  # PYTHONPYCACHEPREFIX
-    sandbox._worker_code.cache_clear()
+    inside.compiled_files.cache_clear()
     try:
-        code = sandbox._worker_code()
+        code = inside.compiled_files()
     finally:
-        sandbox._worker_code.cache_clear()
+        inside.compiled_files.cache_clear()
     assert not (tmp_path / "prefix").exists()
     for name, data in code.items():
         if name.endswith(".pyc"):
             assert marshal.loads(data[16:]).co_filename == Path(name).name.split(".")[0] + ".py"
-    sandbox._write_worker_code(tmp_path)
+    inside.write_files(tmp_path)
     assert sorted(p.name for p in (tmp_path / "__pycache__").iterdir()) == sorted(
-        f"{Path(name).stem}.{sys.implementation.cache_tag}.pyc" for name in sandbox.WORKER_FILES)
-    probe = "import sys; sys.path.insert(0, sys.argv[1]); import worker; print(' '.join(sys.modules))"
+        f"{Path(name).stem}.{sys.implementation.cache_tag}.pyc" for name in inside.FILES)
+    probe = "import sys; sys.path.insert(0, sys.argv[1]); import worker, zygote_loop; print(' '.join(sys.modules))"
     run = subprocess.run([sys.executable, "-S", "-s", "-P", "-B", "-v", "-c", probe, str(tmp_path)],
                          capture_output=True, text=True, check=True)
     loaded = set(run.stdout.split())
-    assert {"worker", "codec", "landlock"} <= loaded
+    assert {"worker", "zygote_loop", "codec", "cpython", "frames", "landlock"} <= loaded
     assert not loaded & {"json", "re", "enum", "typing", "traceback", "signal", "base64", "functools", "collections",
                               "importlib"}
-    for name in sandbox.WORKER_FILES:  # python -v names the file each module's code came from
+    for name in inside.FILES:  # python -v names the file each module's code came from
         assert f"code object from '{tmp_path}/__pycache__/{Path(name).stem}." in run.stderr, name
 
 

@@ -11,7 +11,7 @@ import pytest
 from autograder.engine.session import Known, Session
 from autograder.engine.stubs import sure_stubs
 from autograder.errors import SandboxFailure, StudentError
-from autograder.isolation.process import Layout, Limits
+from autograder.isolation import Layout, WorkerLimits
 
 pytestmark = pytest.mark.sandbox
 
@@ -111,7 +111,7 @@ def known_session(tmp_path):
 
     def session(folder: Path = tmp_path / "sub", shared: bool = True) -> Session:
         """A property's session; ``shared``: with what the exercise's sessions learnt."""
-        sessions.append(Session(Layout(folder), Limits(call_seconds=5, cpu_seconds=30, memory_mb=512),
+        sessions.append(Session(Layout(folder), WorkerLimits(call_seconds=5, cpu_seconds=30, memory_mb=512),
                                 budget_seconds=30, known=known if shared else None))
         return sessions[-1]
 

@@ -35,7 +35,7 @@ from rich.table import Table
 from ..batch.batch import grade_many
 from ..config import Course
 from ..engine.session import Session
-from ..isolation.process import Layout, Limits, isolation, with_layers
+from ..isolation import Layout, WorkerLimits, isolation, with_layers
 
 ECHO = "def echo(value):\n    return value\n"
 
@@ -51,7 +51,7 @@ def round_trip(calls: int = 2000) -> tuple[float, float]:
             path.chmod(0o755 if path.is_dir() else 0o644)
         starts, trips = [], []
         for _ in range(5):
-            session = Session(Layout(Path(folder)), Limits(), budget_seconds=600)
+            session = Session(Layout(Path(folder)), WorkerLimits(), budget_seconds=600)
             began = time.perf_counter()
             echo = session.module("bench.echo").echo
             starts.append(time.perf_counter() - began)
@@ -170,11 +170,12 @@ def _nbgrader_student(course: Course, out: Path) -> float | None:
 
 
 CATEGORIES = (  # where a function's own time goes, by the file it is in (the first match)
-    ("worker start", ("autograder/isolation/process.py:Worker.__init__", "autograder/isolation/process.py:_command",
-                      "autograder/isolation/process.py:_hello", "autograder/isolation/standby.py",
-                      "autograder/isolation/cgroup.py", "fork_exec")),
+    ("worker start", ("autograder/isolation/process.py", "autograder/isolation/zygote.py",
+                      "autograder/isolation/standby.py", "autograder/isolation/cgroup.py",
+                      "autograder/isolation/reaping.py", "autograder/isolation/inside/__init__.py",
+                      "autograder/isolation/channel.py:_hello", "fork_exec")),
     ("round trips, waiting on the worker (student code included)",
-     ("autograder/isolation/process.py", "autograder/engine/session.py", "autograder/isolation/inside/codec.py")),
+     ("autograder/isolation/channel.py", "autograder/engine/session.py", "autograder/isolation/inside/codec.py")),
     ("reference computation", ("/solutions/",)),
     ("hypothesis: generating and shrinking", ("/hypothesis/",)),
     ("pytest and the grading plugin", ("/_pytest/", "/pluggy/", "autograder/engine/plugin.py",
@@ -241,8 +242,6 @@ def _categorise(stats) -> dict[str, float]:
 
     def category(key: tuple[str, int, str]) -> str:
         where = f"{key[0]}:{key[2]}" if key[0] != "~" else key[2]
-        if key[0].endswith("autograder/isolation/process.py") and key[2] in ("__init__", "_command", "_hello"):
-            where = f"autograder/isolation/process.py:{'Worker.__init__' if key[2] == '__init__' else key[2]}"
         return next((name for name, marks in CATEGORIES if any(mark in where for mark in marks)), "other")
 
     for key, (_calls, _primitive, own, _cumulative, _callers) in entries.items():

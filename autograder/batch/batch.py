@@ -31,7 +31,7 @@ from .. import __version__
 from ..config import Course
 from ..engine.report import read_results, write_reports
 from ..errors import GraderError
-from ..isolation.process import isolation, isolation_note
+from ..isolation import isolation, isolation_note
 from ..results import Grade, PropertyResult
 from .gradebook import BATCH_FILES, Gradebook
 from .staging import Staged, SubmissionError, notebook_spans, stage

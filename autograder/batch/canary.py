@@ -7,7 +7,7 @@ output folder, read another staged submission, connect to a TCP socket the grade
 on, signal the grader, read or set the grader's limits, priority or affinity, change the
 mode, owner, times or extended attributes of a file it can read, hold a lock on it, watch a
 folder with inotify, and start more processes than the course allows. If anything gets
-through, grading is refused (:class:`~autograder.isolation.process.IsolationRefused`, exit status 3).
+through, grading is refused (:class:`~autograder.isolation.IsolationRefused`, exit status 3).
 
 What reaches the host is judged from the host (the grader's own look at the files, its
 limits and its locks), not from what the probe says: a write into bubblewrap's private
@@ -22,13 +22,14 @@ import resource
 import shutil
 import socket
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..config import Course
 from ..engine.session import Session
 from ..errors import SandboxFailure, StudentError
-from ..isolation.process import IsolationRefused, Layout, Limits
+from ..isolation import IsolationRefused, Layout, WorkerLimits
 
 PROBE = '''\
 import os, socket, time
@@ -97,7 +98,6 @@ def processes(count):
 
 def run_canary(course: Course, out: Path | None = None) -> None:
     """Run the probe in the sandbox; raise IsolationRefused naming everything that got through."""
-    limits = course.limits
     with tempfile.TemporaryDirectory(prefix="autograder-canary-") as scratch:
         folder, decoy = Path(scratch) / "probe", Path(tempfile.mkdtemp(prefix="autograder-submission-"))
         shared = Path(scratch) / "shared"  # what every worker may read: the runtime, the course's files
@@ -108,12 +108,9 @@ def run_canary(course: Course, out: Path | None = None) -> None:
         (shared / "file.txt").write_text("shared\n")
         for path, mode in ((Path(scratch), 0o755), (shared, 0o755), (shared / "file.txt", 0o644)):
             path.chmod(mode)
-        session = Session(
-            Layout(folder, tuple(course.path(m) for m in course.sandbox.support_modules),
-                   (*(course.path(p) for p in course.sandbox.readonly_paths), shared)),
-            Limits(call_seconds=10, memory_mb=limits.memory_mb, processes=limits.processes,
-                   file_mb=limits.file_mb, open_files=limits.open_files, disk_mb=limits.disk_mb),
-            budget_seconds=60)
+        layout = Layout.for_course(course, folder)
+        session = Session(replace(layout, readonly_paths=(*layout.readonly_paths, shared)),
+                          WorkerLimits.for_course(course.limits, call_seconds=10), budget_seconds=60)
         try:
             breaches = _probe(session.module("autograder_canary"), course, out, decoy, shared / "file.txt")
         except (SandboxFailure, StudentError) as failure:

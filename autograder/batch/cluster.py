@@ -10,7 +10,7 @@ keeps the gradebook and writes every report, so a batch resumes as before.
 
 - **Same course everywhere.** Before anything is sent, every worker computes the course
   digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
-  not hold (or lets its canary through: :class:`~autograder.isolation.process.IsolationRefused`, exit
+  not hold (or lets its canary through: :class:`~autograder.isolation.IsolationRefused`, exit
   status 3 as on one machine), stops the batch with its address and reason. Each task checks
   the digest and the sandbox again, and a worker's first task of a course runs the canary,
   for workers that join later.
@@ -46,7 +46,7 @@ from typing import Any
 from ..config import Course, load_course
 from ..engine.report import read_results
 from ..errors import GraderError
-from ..isolation.process import IsolationRefused, isolation, require_isolation
+from ..isolation import IsolationRefused, isolation, require_isolation
 from ..results import Grade
 from .batch import GraderPool, course_digest
 from .cluster_tls import client_security

@@ -14,7 +14,7 @@ untrusted input. IPython reads a cell again for each piece of its syntax it repl
 crafted cell costs it time that grows with the square of its size. A notebook of at most
 ``FAST_BYTES`` is converted in the calling process as long as IPython's passes over its code
 read at most ``FAST_CHARS`` characters in all (plain Python takes one pass a cell); any other
-is converted in a sandboxed worker (:mod:`autograder.isolation.process`) within :func:`converter_limits`,
+is converted in a sandboxed worker (:mod:`autograder.isolation`) within :func:`converter_limits`,
 and one that does not finish within them is a :class:`NotebookError`. Both ways run IPython's
 own transformer, so both give the same module.
 
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..isolation.process import Limits
+    from ..isolation import WorkerLimits
 
 SKIP_TAG = "autograder-skip"
 MARK = "autograder_copy_of"  # the nbgrader id of a copied cell whose nbgrader metadata was taken away
@@ -171,11 +171,11 @@ def _transformer() -> type:
     return Budgeted
 
 
-def converter_limits() -> Limits:
+def converter_limits() -> WorkerLimits:
     """What converting a notebook in a worker may take."""
-    from ..isolation.process import Limits
+    from ..isolation import WorkerLimits
 
-    return Limits(call_seconds=10, cpu_seconds=10, memory_mb=1024, message_mb=64)
+    return WorkerLimits(call_seconds=10, cpu_seconds=10, memory_mb=1024, message_mb=64)
 
 
 def _converted_in_worker(content: bytes | str) -> NotebookModule:
@@ -184,7 +184,7 @@ def _converted_in_worker(content: bytes | str) -> NotebookModule:
     (:class:`~autograder.errors.GraderError`), never the notebook's."""
     from ..engine.session import Session
     from ..errors import GraderError, SandboxFailure, StudentError
-    from ..isolation.process import Layout
+    from ..isolation import Layout
 
     limits = converter_limits()
     with tempfile.TemporaryDirectory(prefix="autograder-notebook-") as folder:

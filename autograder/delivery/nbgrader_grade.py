@@ -11,7 +11,7 @@ output: the feedback as text, the score as the cell's result, which nbgrader's
 or the engine's helpers, only ever runs in the sandbox, as the module under test.
 
 Before its first notebook, the process checks the sandbox as ``grade`` does: it refuses
-(:class:`~autograder.isolation.process.IsolationRefused`) where no layer holds or the canary gets
+(:class:`~autograder.isolation.IsolationRefused`) where no layer holds or the canary gets
 through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in force.
 
 The feedback names public properties and shows why they failed, naming the notebook's cells;
@@ -60,7 +60,7 @@ from ..batch.notebook import MARK
 from ..batch.staging import stage
 from ..config import Course, load_course
 from ..errors import GraderError
-from ..isolation.process import isolation_note, require_isolation
+from ..isolation import isolation_note, require_isolation
 from ..results import Grade, PropertyResult
 
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked

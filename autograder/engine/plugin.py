@@ -26,8 +26,7 @@ from hypothesis import HealthCheck, Phase, settings
 from ..batch.batch import course_digest
 from ..config import Course, Exercise
 from ..errors import GraderError, SandboxFailure, StudentError
-from ..isolation.process import Layout, Limits
-from ..isolation.standby import Standby
+from ..isolation import Layout, Standby, WorkerLimits
 from ..results import PropertyResult, clip
 from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .session import PRINTED_CHARS, Known, MissingName, Session
@@ -148,7 +147,7 @@ class GradingPlugin:
         self.spent[exercise.module] += session.spent
 
     def _standby(self, exercise: Exercise, hidden: bool) -> Standby:
-        """The :class:`~autograder.isolation.standby.Standby` of the exercise's public or hidden properties
+        """The :class:`~autograder.isolation.Standby` of the exercise's public or hidden properties
         (those run one after another: the last one's is closed, so that no worker idles). The
         hidden ones never share a zygote, nor a worker booted ahead, with the public ones."""
         key = (exercise.module, hidden)
@@ -419,21 +418,9 @@ def open_session(course: Course, submission: Path, exercise: Exercise, budget_se
                    standby=standby)
 
 
-def worker_setup(course: Course, submission: Path, exercise: Exercise) -> tuple[Layout, Limits]:
+def worker_setup(course: Course, submission: Path, exercise: Exercise) -> tuple[Layout, WorkerLimits]:
     """What the workers of ``exercise`` see, and their limits."""
-    limits = course.limits
-    call_seconds = exercise.call_seconds or limits.call_seconds
-    return (
-        Layout(
-            submission=submission,
-            support_modules=tuple(course.path(m) for m in course.sandbox.support_modules),
-            readonly_paths=tuple(course.path(p) for p in course.sandbox.readonly_paths),
-            env={k: v.format(root=course.root) for k, v in course.sandbox.env.items()},
-        ),
-        Limits(call_seconds=call_seconds, cpu_seconds=int(limits.property_seconds + call_seconds) + 1,
-               memory_mb=limits.memory_mb, processes=limits.processes, file_mb=limits.file_mb,
-               open_files=limits.open_files, message_mb=limits.message_mb, disk_mb=limits.disk_mb),
-    )
+    return Layout.for_course(course, submission), WorkerLimits.for_course(course.limits, exercise.call_seconds)
 
 
 def run_suites(course: Course, submission: Path, public_only: bool = False,

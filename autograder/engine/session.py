@@ -26,7 +26,7 @@ lookups there first. A sure stub (:mod:`autograder.engine.stubs`) is not even lo
 call to it fails "not implemented yet" with no worker at all, word for word as the worker's
 answer would: an untouched exercise costs one worker start, to learn what importing it
 answers. The worker a session does start comes from the exercise's
-:class:`~autograder.isolation.standby.Standby`: forked from a zygote that imported the exercise's module
+:class:`~autograder.isolation.Standby`: forked from a zygote that imported the exercise's module
 once, or booted while the property before ran.
 """
 
@@ -39,9 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SandboxFailure, StudentError
+from ..isolation import Child, Layout, Standby, Worker, WorkerLimits, detect
 from ..isolation.inside import codec
-from ..isolation.process import Layout, Limits, Worker
-from ..isolation.standby import Standby
 
 PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
 SHOWN_CHARS = 400  # of one argument as a failure shows it: a student pastes the call; beyond this, a marker
@@ -202,7 +201,7 @@ class Known:
 class Session:
     """The worker behind one property, with its time limits."""
 
-    def __init__(self, layout: Layout, limits: Limits, budget_seconds: float,
+    def __init__(self, layout: Layout, limits: WorkerLimits, budget_seconds: float,
                  clock: Callable[[], float] = time.monotonic, known: Known | None = None,
                  standby: Standby | None = None):
         self.layout = layout
@@ -211,7 +210,7 @@ class Session:
         self.budget = budget_seconds
         self.spent = 0.0
         self.clock = clock
-        self.worker: Worker | None = None
+        self.worker: Worker | Child | None = None
         self.generation = 0
         self.known = known
         self.lookups: list[bytes] | None = [] if known is not None else None  # while only looking up
@@ -266,9 +265,9 @@ class Session:
             found = Remote(self, found._number, found._generation, member._label)
         return found(*args, **kwargs)
 
-    def _new_worker(self) -> Worker:
-        """A fresh worker: from the exercise's :class:`~autograder.isolation.standby.Standby`, if any."""
-        return self.standby.take() if self.standby is not None else Worker(self.layout, self.limits)
+    def _new_worker(self) -> Worker | Child:
+        """A fresh worker: from the exercise's :class:`~autograder.isolation.Standby`, if any."""
+        return self.standby.take() if self.standby is not None else Worker(self.layout, self.limits, detect.isolation())
 
     def _ask_known(self, message: dict, call: Call) -> Any:
         """With no worker yet: answer from what earlier properties learnt; else start the worker,

@@ -42,6 +42,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+if TYPE_CHECKING or __package__:  # the grader's copy, autograder.isolation.inside.codec
+    from . import cpython
+else:  # a worker's, found beside cpython.py on sys.path
+    import cpython
+
 MAX_DEPTH = 200  # levels of nesting
 MAX_ITEMS = 2_000_000  # values decoded from one message
 MAX_FIELDS = 100  # fields of one named tuple
@@ -74,6 +79,12 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
         return {"$tuple": list(value) if _flat(value, down) else [encode(item, other, down) for item in value]}
     if kind is dict:
         return {"$dict": [[encode(k, other, down), encode(v, other, down)] for k, v in value.items()]}
+    return _encode_other(value, other, depth)
+
+
+def _encode_other(value: Any, other: Callable[[Any], Any] | None, depth: int) -> Any:
+    """:func:`encode` of what is neither a scalar, a list, a plain tuple nor a dict."""
+    kind, down = type(value), depth + 1
     if kind is bytes:
         return {"$bytes": binascii.b2a_base64(value, newline=False).decode("ascii")}
     if kind in (set, frozenset):
@@ -123,7 +134,7 @@ def to_json(data: Any) -> str:
     >>> to_json({"$bytes": "dGg=", "n": [1, 2.5, None, True, float("inf")]})
     '{"$bytes":"dGg=","n":[1,2.5,null,true,Infinity]}'
     """
-    return _write_json(data)
+    return cpython.write_json(data)
 
 
 def from_json(text: str | bytes) -> Any:
@@ -135,47 +146,12 @@ def from_json(text: str | bytes) -> Any:
     """
     document = text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else text
     try:
-        value, end = _scan_json(document, 0)
+        value, end = cpython.scan_json(document, 0)
     except StopIteration:
         raise ValueError("no JSON value at the start") from None
     if end != len(document):
         raise ValueError(f"more than one JSON value: extra data at character {end}")
     return value
-
-
-class _JSONReading:
-    """What json's C scanner reads from a decoder: ``json.JSONDecoder()``'s defaults."""
-
-    strict = True
-    object_hook = object_pairs_hook = None
-    parse_float, parse_int = float, int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-
-
-def _not_json(value: Any) -> Any:
-    raise TypeError(f"{type(value).__name__} is not one of JSON's types")
-
-
-try:  # json's own C encoder and scanner, set up as json.dumps and json.loads set them up, without
-    # importing the json package: the worker imports this module at each of its starts, and
-    # json's import (re, enum) was about a third of a start's CPU time
-    from _json import encode_basestring_ascii, make_encoder, make_scanner
-
-    _chunks = make_encoder(None, _not_json, encode_basestring_ascii, None, ":", ",", False, False, True)
-
-    def _write_json(data: Any) -> str:
-        return "".join(_chunks(data, 0))
-
-    _scan_json = make_scanner(_JSONReading())  # type: ignore[arg-type]  # it reads only these attributes
-except ImportError:  # a Python without json's C speedups: the json package's own
-    import json
-
-    _encoder = json.JSONEncoder(separators=(",", ":"))
-
-    def _write_json(data: Any) -> str:
-        return _encoder.encode(data)
-
-    _scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def named_class(name: str, fields: tuple[str, ...]) -> type:
@@ -231,6 +207,10 @@ class _Decoder:
         if tag == "$tuple":
             body = _list(body, tag)
             return tuple(self.flat(body) if _flat(body, down) else [self.value(item, down) for item in body])
+        return self.tagged(tag, body, down)
+
+    def tagged(self, tag: Any, body: Any, down: int) -> Any:
+        """The value of a tagged object other than a tuple, whose items are at depth ``down``."""
         if tag == "$dict":
             result = {}
             for item in _list(body, tag):
