@@ -117,13 +117,13 @@ def grades(tmp_path):
     folder = tmp_path / "grades"
     folder.mkdir()
     book = Gradebook(folder)
-    key = {"course_digest": "c", "seed": 1, "engine_version": "t"}
+    key = {"course_digest": "c", "seed": 1, "engine_version": "t", "isolation": "test", "max_score": course.max_score}
     for name, grade in BATCH.items():
         write_reports(course, folder / name, name, grade)
-        book.record(name, {**key, "digest": name}, "test", grade, course.max_score, 10.0 + len(name))
+        book.record(name, {**key, "digest": name}, grade, 10.0 + len(name))
     unreadable = Grade.unreadable(course, "The submission could not be read: bad zip")
     write_reports(course, folder / "zed", "zed", unreadable)
-    book.record("zed", {**key, "digest": "unreadable"}, "test", unreadable, course.max_score, 0.0, note="unreadable")
+    book.record("zed", {**key, "digest": "unreadable"}, unreadable, 0.0, note="unreadable")
     book.write_csv(course, folder / "grades.csv")
     book.close()
     return folder
@@ -195,8 +195,8 @@ def write_batch(folder: Path, grades: dict[str, Grade]) -> Path:
     book = Gradebook(folder)
     for name, grade in grades.items():
         write_reports(course, folder / name, name, grade)
-        book.record(name, {"course_digest": "c", "seed": 1, "engine_version": "t", "digest": name}, "test", grade,
-                    course.max_score, grade.seconds or 0.0)
+        book.record(name, {"course_digest": "c", "seed": 1, "engine_version": "t", "digest": name, "isolation": "test",
+                           "max_score": course.max_score}, grade, grade.seconds or 0.0)
     book.close()
     return folder
 

@@ -274,7 +274,7 @@ def test_a_notebook_with_a_copied_answer_cell_is_graded_in_order_and_noted(toy, 
 
 def in_a_fresh_process(course, *grading):
     """:meth:`GraderProcess.grade` of ``grading`` in a process that grades nothing else."""
-    from autograder.batch.batch import GraderProcess
+    from autograder.batch.grader import GraderProcess
 
     with GraderProcess(course) as grader:
         return grader.grade(*grading)
@@ -284,7 +284,7 @@ def in_a_fresh_process(course, *grading):
 def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(tmp_path):
     """nbgrader grades all of a student's notebooks in one :class:`GraderProcess`: each grading
     matches a fresh process's, and a grading that kills the process costs only itself."""
-    from autograder.batch.batch import GraderProcess
+    from autograder.batch.grader import GraderProcess, Part
     from autograder.batch.staging import stage
     from autograder.config import load_course
 
@@ -297,7 +297,7 @@ def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(t
     def graded(grader, name: str, exercises: list[str] | None = None):
         staged = stage(course, submissions[name])
         try:
-            return grader(name, staged, tmp_path / "out" / name, exercises)
+            return grader(name, staged, tmp_path / "out" / name, Part(exercises))
         finally:
             staged.remove()
 
@@ -328,7 +328,8 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     process per job, not per submission, and every grade is a fresh process's."""
     from rich.console import Console
 
-    from autograder.batch.batch import GraderProcess, grade_many
+    from autograder.batch.batch import BatchOptions, grade_many
+    from autograder.batch.grader import GraderProcess
     from autograder.batch.staging import stage
     from autograder.config import load_course
 
@@ -345,7 +346,8 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     starts = []
     start = GraderProcess._start
     monkeypatch.setattr(GraderProcess, "_start", lambda self: starts.append(self) or start(self))
-    rows = grade_many(course, submissions, tmp_path / "batch", 1, True, Console(file=open(os.devnull, "w")))
+    rows = grade_many(course, submissions, tmp_path / "batch", Console(file=open(os.devnull, "w")),
+                      BatchOptions(jobs=1, force=True))
     assert len(starts) == 1, "one job, one grader process"
     assert {name: grade.results for name, grade, _ in rows} == {n: g.results for n, g in fresh.items()}
     assert all(grader.process is None for grader in starts), "the batch closes its grader processes"

@@ -17,7 +17,9 @@ the stubs in this process under cProfile and splits the time by where it went
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import os
+import pstats
 import shutil
 import statistics
 import subprocess
@@ -32,8 +34,10 @@ from unittest import mock
 from rich.console import Console
 from rich.table import Table
 
-from ..batch.batch import grade_many
+from ..batch.batch import BatchOptions, grade_many
+from ..batch.staging import stage
 from ..config import Course
+from ..engine.run import grade_staged
 from ..engine.session import Session
 from ..isolation import Layout, WorkerLimits, isolation, with_layers
 
@@ -70,14 +74,14 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
     start, trip = round_trip()
     quiet = Console(file=open("/dev/null", "w"))
     began = time.perf_counter()
-    grade_many(course, [("one", submission)], out / "one", 1, True, quiet)
+    grade_many(course, [("one", submission)], out / "one", quiet, BatchOptions(jobs=1, force=True))
     one = time.perf_counter() - began
     with tempfile.TemporaryDirectory() as folder:
         named = _copies(submission, Path(folder), copies)
         timings = {}
         for jobs in (1, 2):
             began = time.perf_counter()
-            grade_many(course, named, out / f"jobs{jobs}", jobs, True, quiet)
+            grade_many(course, named, out / f"jobs{jobs}", quiet, BatchOptions(jobs=jobs, force=True))
             timings[jobs] = time.perf_counter() - began
     table = Table(title=f"autograder bench ({isolation().describe()})")
     table.add_column("measure")
@@ -109,13 +113,13 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
         for key, path, jobs in (("reference_seconds_first", reference, cores), ("reference_seconds", reference, cores),
                                 ("reference_seconds_jobs1", reference, 1), ("stubs_seconds", stubs, cores)):
             began = time.perf_counter()
-            grade_many(course, [("one", path)], out / key, jobs, True, quiet)
+            grade_many(course, [("one", path)], out / key, quiet, BatchOptions(jobs=jobs, force=True))
             figures[key] = round(time.perf_counter() - began, 2)
         figures["nbgrader_student_seconds"] = _nbgrader_student(course, out / "nbgrader")
         with tempfile.TemporaryDirectory() as folder:
             named = _copies(course.solutions_path(), Path(folder), copies)
             began = time.perf_counter()
-            grade_many(course, named, out / "batch", 2, True, quiet)
+            grade_many(course, named, out / "batch", quiet, BatchOptions(jobs=2, force=True))
             figures["batch_per_minute_jobs2"] = round(copies / (time.perf_counter() - began) * 60, 1)
     return figures
 
@@ -209,17 +213,11 @@ def profile(course: Course, console: Console) -> dict[str, dict[str, float]]:
 
 def _profiled(course: Course, path: Path) -> dict[str, float]:
     """Seconds per category of grading ``path`` here under cProfile."""
-    import cProfile
-    import pstats
-
-    from ..batch.batch import grade_staged
-    from ..batch.staging import stage
-
     staged = stage(course, path)
     profiler = cProfile.Profile()
     try:
         profiler.enable()
-        grade_staged(course, staged)
+        grade_staged(course, staged.root, staged.notes)
         profiler.disable()
     finally:
         staged.remove()

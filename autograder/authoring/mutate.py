@@ -56,9 +56,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..batch.batch import grader_seconds
+from ..batch.grader import ENGINE_HOME, grader_seconds, hypothesis_storage
 from ..batch.staging import stage
-from ..config import Course, CourseConfigError
+from ..config import Course, CourseConfigError, load_course
+from ..engine.run import run_suites
 from ..errors import GraderError, SandboxFailure
 
 TIME_FACTOR = 3.0  # a mutant may take this many times the reference's time on the suite ...
@@ -227,9 +228,6 @@ class _Watcher:
 def child_main(course_file: str, root: str, module: str) -> int:
     """In a fresh grader process: grade ``root`` on ``module``'s suite, stopping at the first
     failure, and print one JSON line: ``{"failed": name or null, "timed_out": bool}``."""
-    from ..config import load_course
-    from ..engine.plugin import run_suites
-
     course = load_course(course_file)
     course = course.model_copy(update={"exercises": [course.exercise(module)]})
     watcher = _Watcher()
@@ -276,8 +274,6 @@ class _Copies:
             shutil.rmtree(folder, ignore_errors=True)
 
     def _run(self, root: Path, mutant: Mutant | None, module: str, seconds: float) -> Graded:
-        from ..batch.batch import ENGINE_HOME, hypothesis_storage
-
         command = [sys.executable, "-m", "autograder.authoring.mutate", str(self.course.file), str(root), module]
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="grader-", dir=self.scratch) as home:

@@ -44,12 +44,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..config import Course, load_course
+from ..engine.digest import course_digest
 from ..engine.report import read_results
 from ..errors import GraderError
 from ..isolation import IsolationRefused, isolation, require_isolation
-from ..results import Grade
-from .batch import GraderPool, course_digest
+from .canary import run_canary
 from .cluster_tls import client_security
+from .grader import WHOLE, Graded, GraderPool, Part
 from .staging import Staged
 
 
@@ -62,13 +63,13 @@ class Cluster:
     unsafe: bool  # --unsafe-no-sandbox, passed on to every worker
     isolation: str  # the workers' sandbox layers ("bwrap + landlock + uid + cgroup"), for the gradebook
 
-    def grade(self, course: Course, name: str, staged: Staged, folder: Path,
-              exercises: list[str] | None = None) -> tuple[Grade | None, float, str]:
-        """Grade ``staged`` on the cluster and write its reports into ``folder``, as
-        :class:`~autograder.batch.batch.GraderPool` does locally."""
-        task = self.client.submit(grade_on_worker, str(course.file), self.digest, name, pack(staged.root),
-                                  staged.notes, exercises, self.unsafe, pure=False,
-                                  key=_task_key(self.digest, name, staged, exercises))
+    def grade(self, course: Course, name: str, staged: Staged, folder: Path, part: Part = WHOLE) -> Graded:
+        """Grade ``staged`` (the exercises of ``part``, which is never split on a cluster) on the
+        cluster and write its reports into ``folder``, as :class:`~autograder.batch.grader.GraderPool`
+        does locally."""
+        packed = {"name": name, "files": pack(staged.root), "notes": staged.notes}
+        task = self.client.submit(grade_on_worker, str(course.file), self.digest, self.unsafe, packed, part.exercises,
+                                  pure=False, key=task_key(self.digest, name, staged, part.exercises))
         try:
             reports, seconds, problem = task.result()
         except Exception as error:  # the worker refused, or died as often as Dask allows
@@ -166,22 +167,24 @@ def unpack(files: dict[str, bytes], root: Path) -> None:
         target.write_bytes(data)
 
 
-def grade_on_worker(course_file: str, digest: str, name: str, files: dict[str, bytes], notes: list[str],
-                    exercises: list[str] | None, unsafe: bool) -> tuple[dict[str, str], float, str]:
-    """A Dask task: grade one packed submission here; return its report files, seconds and problem."""
+def grade_on_worker(course_file: str, digest: str, unsafe: bool, packed: dict,
+                    exercises: list[str] | None) -> tuple[dict[str, str], float, str]:
+    """A Dask task: grade one packed submission here (``name``, ``files`` as :func:`pack` made them,
+    ``notes``); return its report files, seconds and problem."""
+    name = packed["name"]
     course = _worker_course(course_file, digest)
     graders = _graders(course, digest, unsafe)
     with tempfile.TemporaryDirectory(prefix="autograder-cluster-") as scratch:
         root, folder = Path(scratch) / "submission", Path(scratch) / "reports"
-        unpack(files, root)
-        _grade, seconds, problem = graders.grade(course, name, Staged(name, root, "", notes), folder,
-                                                          exercises)
+        unpack(packed["files"], root)
+        _grade, seconds, problem = graders.grade(course, name, Staged(name, root, "", packed["notes"]), folder,
+                                                 Part(exercises))
         reports = {path.name: path.read_text(encoding="utf-8", errors="replace")
                    for path in sorted(folder.iterdir()) if path.is_file()}
     return reports, seconds, problem
 
 
-def _task_key(digest: str, name: str, staged: Staged, exercises: list[str] | None) -> str:
+def task_key(digest: str, name: str, staged: Staged, exercises: list[str] | None) -> str:
     """The Dask key of a grading: two clients on one scheduler share a result only if the same
     course grades the same files, for the same exercises, under the same name."""
     return f"grade-{name}-{digest[:16]}-{staged.digest[:16]}-{'+'.join(exercises or ['all'])}"
@@ -193,8 +196,6 @@ def _graders(course: Course, digest: str, unsafe: bool) -> GraderPool:
     processes of its own; those of the old one wait idle, never closed under a running task.
     Before its first task of a course, the worker checks its sandbox and runs the canary (as
     at the batch's start, for a worker that joined since): a refusal fails the task."""
-    from .canary import run_canary
-
     holds = require_isolation(unsafe).holds  # checked on every task
     with _POOLS_LOCK:
         if digest not in _POOLS:

@@ -70,16 +70,17 @@ class Gradebook:
         wanted = (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
         return row is not None and row[:4] == wanted and note in (None, row[4])
 
-    def record(self, name: str, key: dict, isolation: str, grade: Grade, max_score: int, seconds: float,
-               note: str = "") -> None:
-        """Store one grading; ``note`` (it goes to grades.csv) says why a submission was not graded,
-        or what staging noticed in it (a copied notebook cell, skipped links)."""
+    def record(self, name: str, key: dict, grade: Grade, seconds: float, note: str = "") -> None:
+        """Store one grading. ``key`` is what decides it (:meth:`is_current`'s) and what the row keeps
+        beside: the sandbox it ran in (``isolation``) and the full marks of what it graded
+        (``max_score``). ``note`` (it goes to grades.csv) says why a submission was not graded, or
+        what staging noticed in it (a copied notebook cell, skipped links)."""
         with self.connection:
             cursor = self.connection.execute(
                 "INSERT INTO gradings (submission, digest, course_digest, seed, engine_version, isolation,"
                 " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], isolation,
-                 grade.score, max_score, round(seconds, 3),
+                (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], key["isolation"],
+                 grade.score, key["max_score"], round(seconds, 3),
                  datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), note))
             self.connection.executemany(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",

@@ -37,7 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..config import Course
-from .notebook import NotebookError, NotebookModule, notebook_module
+from ..engine.cells import NOTEBOOKS, CellMap
+from ..errors import SubmissionError
+from ..isolation.inside.cpython import zip_directory_size
+from .converting import notebook_module
+from .notebook import NotebookError
 
 MAX_FILES = 500
 MAX_BYTES = 20 << 20
@@ -46,12 +50,7 @@ MAX_DIRECTORY = 8 << 20      # bytes of a zip's table of contents (skipped folde
 SKIPPED_PARTS = {"__pycache__", "__MACOSX", ".git", ".hg", ".svn", ".ipynb_checkpoints", ".venv", "venv",
                  "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
                  ".tox", ".idea", ".vscode"}
-NOTEBOOKS = ".notebooks.json"  # staged beside the package: which lines of which module came from which cell
 ENCRYPTED = 0x1              # the zip flag bit of an encrypted member
-
-
-class SubmissionError(Exception):
-    """The submission cannot be read or has no exercise modules."""
 
 
 @dataclass
@@ -73,15 +72,6 @@ def submission_name(path: Path) -> str:
 
 
 LOOSE = {".py", ".ipynb"}  # a single file that is a submission by itself
-
-
-def notebook_spans(root: Path) -> dict[str, NotebookModule]:
-    """The staged notebooks' line maps, by module (see ``NOTEBOOKS``)."""
-    path = root / NOTEBOOKS
-    if not path.is_file():
-        return {}
-    return {module: NotebookModule.spans_from_json(data)
-            for module, data in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
 def stage(course: Course, path: Path) -> Staged:
@@ -148,7 +138,7 @@ def _from_notebooks(course: Course, files: dict[PurePosixPath, bytes],
             notes.append(f"{notebook} could not be read, so {exercise.module} was not graded: {error}")
             continue
         out[module] = converted.source.encode("utf-8")
-        maps[exercise.module] = converted.to_json()
+        maps[exercise.module] = CellMap(converted.spans).to_json()
         notes.extend(converted.notes(str(notebook)))
     return out, maps
 
@@ -245,10 +235,8 @@ def _open_zip(path: Path) -> zipfile.ZipFile:
     """The open zip; one whose table of contents is too large is refused before it is parsed."""
     try:
         with path.open("rb") as file:
-            # zipfile's private reader (typeshed lists neither it nor _ECD_SIZE): the record that
-            # gives the table of contents' size
-            end = zipfile._EndRecData(file)  # type: ignore[attr-defined]
-        if end and end[zipfile._ECD_SIZE] > MAX_DIRECTORY:  # type: ignore[attr-defined]
+            size = zip_directory_size(file)
+        if size is not None and size > MAX_DIRECTORY:
             raise SubmissionError(f"{path.name}: the zip's table of contents is over {MAX_DIRECTORY >> 20} MB "
                                   f"(at most {MAX_ENTRIES} entries are read)")
         archive = zipfile.ZipFile(path)

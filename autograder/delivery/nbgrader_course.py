@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from ..batch.notebook import notebook_module
+from ..batch.converting import notebook_module
 from ..config import Course, Exercise
 from ..errors import GraderError
 from .release import build_release

@@ -54,8 +54,8 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from ..batch.batch import GraderProcess
 from ..batch.canary import run_canary
+from ..batch.grader import GraderProcess, Part
 from ..batch.notebook import MARK
 from ..batch.staging import stage
 from ..config import Course, load_course
@@ -197,7 +197,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
         (folder / course.package / f"{module}.ipynb").write_text(notebook, encoding="utf-8")
         staged = stage(course, folder)
         try:
-            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report", [module])
+            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report", Part([module]))
         finally:
             staged.remove()
         if grade is None:

@@ -1,60 +1,74 @@
-"""The pytest plugin that turns a course's property suites into a grade.
+"""The pytest plugin that turns a course's property suites into a grade: pytest's hooks, nothing else.
 
 It runs in the trusted grader process. For each test it starts a sandbox session on the
-submission (the ``student`` fixture), imports the reference (``reference``), loads the
-course's hypothesis profile, checks each test's points against ``course.yaml``, and records
-one :class:`~autograder.results.PropertyResult` per test with feedback fit for the test's
-visibility.
+submission (the ``student`` fixture, :mod:`autograder.engine.session`), imports the reference
+(``reference``), loads the course's hypothesis profile, checks each test's points against
+``course.yaml``, replays the examples of a property that passed before
+(:mod:`autograder.engine.replay`), and records one :class:`~autograder.results.PropertyResult`
+per test, with feedback fit for the test's visibility (:mod:`autograder.engine.feedback`).
 """
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import functools
 import importlib
-import re
-import sys
 import time
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
 
-from ..batch.batch import course_digest
+from .. import internals
 from ..config import Course, Exercise
-from ..errors import GraderError, SandboxFailure, StudentError
+from ..errors import GraderError, SandboxFailure
 from ..isolation import Layout, Standby, WorkerLimits
-from ..results import PropertyResult, clip
+from ..results import PropertyResult
+from .digest import course_digest
+from .feedback import innermost, is_blocked, property_feedback
 from .replay import Examples, Recorder, cache_folder, passes, replayable
-from .session import PRINTED_CHARS, Known, MissingName, Session
+from .session import FreshAnswers, Session, open_session
 from .stubs import sure_stubs
 
 PROFILE = "autograder"
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What one grading of a submission runs: the properties of ``exercises`` (default all); of those
+    the public ones alone (``public_only``), or, given their results (``public_results``, graded
+    before), the hidden ones, answering all of them. Its time budget counts from ``began``
+    (``time.monotonic()``, default now): a submission graded in parts has one budget, not one a part."""
+
+    exercises: list[str] | None = None
+    public_only: bool = False
+    public_results: list[PropertyResult] | None = None
+    began: float | None = None
+
+
+EVERYTHING = Scope()  # every property of every exercise, the budget counted from now
+
+
 class GradingPlugin:
     """Registered with ``pytest.main(plugins=[...])`` for one submission."""
 
-    def __init__(self, course: Course, submission: Path, public_only: bool = False,
-                 exercises: list[str] | None = None, first_failure: bool = False, began: float | None = None,
-                 public_results: list[PropertyResult] | None = None):
+    def __init__(self, course: Course, submission: Path, scope: Scope = EVERYTHING, first_failure: bool = False):
         self.course = course
         self.first_failure = first_failure
-        self.chosen = [e for e in course.exercises if exercises is None or e.module in exercises]
+        self.chosen = [e for e in course.exercises if scope.exercises is None or e.module in scope.exercises]
         self.submission = submission
-        self.public_only = public_only
-        self.public_results = public_results  # given: grade the hidden properties only, these are the others'
+        self.public_only = scope.public_only
+        self.public_results = scope.public_results  # given: grade the hidden properties only, these are the others'
         self.results: list[PropertyResult] = []  # in the order they ran
         self.places: list[int] = []  # each result's place in the suites' order
         self.public_places: list[int] = []
         self.broken: str | None = None  # why a worker could not start: the grading fails, nobody gets a zero
         self.problems: list[str] = []
         self.spent = {e.module: 0.0 for e in course.exercises}
-        self.started = time.monotonic() if began is None else min(began, time.monotonic())  # the budget's start
-        self.known: dict[str, Known] = {}
+        self.started = time.monotonic() if scope.began is None else min(scope.began, time.monotonic())  # the budget's
+        self.known: dict[str, FreshAnswers] = {}
         self.standbys: dict[tuple[str, bool], Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
         self.examples = Examples(cache_folder(), course_digest(course), course.hypothesis.seed)
@@ -75,7 +89,7 @@ class GradingPlugin:
             phases=[Phase.explicit, Phase.generate] + ([] if self.first_failure else [Phase.shrink]),
         )
         settings.load_profile(PROFILE)
-        draw_from_the_seed_alone()
+        internals.draw_from_the_seed_alone()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -153,7 +167,8 @@ class GradingPlugin:
         key = (exercise.module, hidden)
         if key not in self.standbys:
             self.close_standbys()
-            self.standbys[key] = Standby(*worker_setup(self.course, self.submission, exercise),
+            self.standbys[key] = Standby(Layout.for_course(self.course, self.submission),
+                                         WorkerLimits.for_course(self.course.limits, exercise.call_seconds),
                                          module=f"{self.course.package}.{exercise.module}")
         return self.standbys[key]
 
@@ -162,13 +177,14 @@ class GradingPlugin:
             standby.close()
         self.standbys.clear()
 
-    def _known(self, exercise: Exercise) -> Known:
-        """What this exercise's properties learn for the next ones (:class:`~autograder.engine.session.Known`)."""
+    def _known(self, exercise: Exercise) -> FreshAnswers:
+        """What this exercise's properties learn for the next ones (:class:`~.session.FreshAnswers`)."""
         if exercise.module not in self.known:
             package = self.submission / self.course.package
             module, init = (path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
                             for path in (package / f"{exercise.module}.py", package / "__init__.py"))
-            self.known[exercise.module] = Known(f"{self.course.package}.{exercise.module}", sure_stubs(module, init))
+            self.known[exercise.module] = FreshAnswers(f"{self.course.package}.{exercise.module}",
+                                                       sure_stubs(module, init))
         return self.known[exercise.module]
 
     @pytest.fixture
@@ -185,17 +201,13 @@ class GradingPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
         test = pyfuncitem.obj
-        inner = test.hypothesis.inner_test if getattr(test, "is_hypothesis_test", False) else None
-        if inner is not None:
-            test.hypothesis.inner_test = _printing_afresh(pyfuncitem, inner)
-        if replayable(pyfuncitem) and set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
-            pyfuncitem.obj = functools.wraps(test)(functools.partial(self._replay_or_run, pyfuncitem, test))
-        try:
+        with contextlib.ExitStack() as undo:
+            if is_hypothesis_test(test):
+                undo.enter_context(internals.calling(test, _printing_afresh(pyfuncitem, internals.inner_test(test))))
+            if replayable(pyfuncitem) and set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
+                pyfuncitem.obj = functools.wraps(test)(functools.partial(self._replay_or_run, pyfuncitem, test))
+                undo.callback(setattr, pyfuncitem, "obj", test)
             yield
-        finally:
-            pyfuncitem.obj = test
-            if inner is not None:
-                test.hypothesis.inner_test = inner
 
     def _replay_or_run(self, item: pytest.Function, test: Any, **fixtures: Any) -> None:
         """The hypothesis test ``test``: replayed on its recorded examples if it has them and
@@ -206,7 +218,7 @@ class GradingPlugin:
         answers fails there too, and hypothesis's run only shrinks the example and words the
         feedback. One whose answers change from run to run (chance, time, which worker it is)
         must not get a second try that a grading without records would not give."""
-        inner = test.hypothesis.inner_test
+        inner = internals.inner_test(test)
         examples = self.examples.load(item.nodeid, test)
         replayed = None if examples is None else passes(inner, fixtures, examples)
         if replayed:
@@ -215,11 +227,8 @@ class GradingPlugin:
         if replay_failed:
             fixtures = self._start_afresh(item, fixtures)
         recorder = Recorder(inner, set(fixtures))
-        test.hypothesis.inner_test = recorder.test
-        try:
+        with internals.calling(test, recorder.test):
             test(**fixtures)
-        finally:
-            test.hypothesis.inner_test = inner
         if replay_failed:
             raise AssertionError("an example failed, and the same examples passed when run again on a fresh worker: "
                                  "the submission's answers change from one run to the next (chance, the time, or "
@@ -259,12 +268,12 @@ class GradingPlugin:
         points = marker.args[0]
         hidden = _hidden(item)
         session = item.stash.get(_SESSION, None)
-        error = _leaf(call.excinfo.value if call.excinfo else None)
+        error = innermost(call.excinfo.value if call.excinfo else None)
         if error is not None and _is_broken_sandbox(error):
             self.broken = f"{item.nodeid}: {error}"
             item.session.shouldstop = "a worker did not start"
             return
-        output = "" if report.passed else _feedback(item, error, hidden, self.course.limits.feedback_chars,
+        output = "" if report.passed else property_feedback(item, error, hidden, self.course.limits.feedback_chars,
                                                       session.printed if session is not None else "")
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
@@ -296,82 +305,11 @@ def _printing_afresh(item: pytest.Function, inner: Any) -> Any:
     return example
 
 
-def draw_from_the_seed_alone() -> None:
-    """Stop hypothesis from mixing literals of imported modules into its examples.
-
-    Hypothesis sometimes draws a constant found in the source of any *local* module that
-    happens to be imported (``hypothesis.internal.conjecture.providers``). A grader process
-    imports different modules under ``check``, ``grade``, nbgrader or a long-lived test
-    process, and editing a suite's messages changes its literals, so the same seed drew
-    different examples and a submission could score differently. With this, the examples
-    depend on the seed, the strategies and the submission's answers only. Hypothesis is
-    pinned; ``tests/test_plugin.py`` fails if this hook stops working after an upgrade.
-    """
-    from hypothesis.internal.conjecture import providers
-    from hypothesis.internal.constants_ast import Constants
-
-    if not hasattr(providers, "_get_local_constants"):
-        raise GraderError("this hypothesis version draws constants differently; update draw_from_the_seed_alone")
-    providers._get_local_constants = Constants  # a new, empty pool on every call
-    providers.CONSTANTS_CACHE.cache.clear()
-
-
 _EXERCISE = pytest.StashKey[str]()
-_FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")
 _RECORDED = pytest.StashKey[bool]()
 _PLACE = pytest.StashKey[int]()  # a property's place in the suites' order
 _SESSION = pytest.StashKey[Session]()
 _OWN_FIXTURES = {"course", "sandbox", "student", "reference", "request"}  # what a replay can start afresh
-
-
-def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, limit: int,
-              printed: str = "") -> str:
-    """What a student reads about a failed property, at most ``limit`` characters (and the cut's marker).
-
-    A public failure shows the student's own exception message and traceback, and what the
-    student's code ``printed`` during the failing example, which are as long as the student
-    makes them: each part gets a share of the limit, so a huge message leaves room for the
-    falsifying example below it. A hidden failure shows none of them.
-    """
-    error = _leaf(error)
-    summary = description(item.function) or item.originalname
-    if hidden:
-        return f"{summary} — {_reason(error)}."
-    share = limit // 3
-    if is_blocked(error):  # the same words for every property it stops: no example, nothing printed
-        return clip(f"{summary}\n\n{clip(str(error), share)}", limit)
-    notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
-                      if not _FIXTURE_LINE.match(line))
-    lines = [summary, "", clip(str(error), share) if error is not None else "failed"]
-    if isinstance(error, StudentError) and error.traceback.strip():
-        lines += ["", "Where it was raised:", clip(error.traceback.rstrip(), share)]
-    if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
-        lines[2] = clip(f"the grader hit an internal error ({type(error).__name__}: {error}); "
-                        "tell your instructor", share)
-    if notes:
-        lines += ["", clip(notes.strip(), share)]
-    if printed.strip():
-        lines += ["", "What your code printed during this example:", clip(printed, min(share, PRINTED_CHARS)).rstrip()]
-    return clip("\n".join(lines), limit)
-
-
-def description(function: Any) -> str:
-    """What a property checks, as feedback shows it: the first paragraph of its docstring, on one
-    line (a docstring wraps its sentence over several lines; a student reads all of it)."""
-    paragraph = (getattr(function, "__doc__", None) or "").strip().split("\n\n", 1)[0]
-    return " ".join(paragraph.split())
-
-
-def is_blocked(error: BaseException | None) -> bool:
-    """Whether the student's code stopped the property before it could judge an answer
-    (:attr:`~autograder.results.PropertyResult.blocked`)."""
-    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "budget")
-
-
-def _leaf(error: BaseException | None) -> BaseException | None:
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error
 
 
 def _hidden(item: pytest.Item) -> bool:
@@ -382,98 +320,3 @@ def _is_broken_sandbox(error: BaseException | None) -> bool:
     """Whether ``error`` says a worker could not start or confine itself: before any student
     code runs in it, so the grader's machine failed, not the submission."""
     return isinstance(error, SandboxFailure) and error.kind == "sandbox"
-
-
-_SANDBOX_REASONS = {"timeout": "timed out", "crash": "crashed", "protocol": "crashed",
-                    "import": "could not be imported", "not_implemented": "not implemented yet",
-                    "budget": "time budget used up"}
-
-
-def _reason(error: BaseException | None) -> str:
-    """A hidden property's reason, from a closed set: nothing the student's code chose (an
-    exception's name or message) may reach it, or it could spell out the hidden inputs."""
-    if isinstance(error, SandboxFailure):
-        return _SANDBOX_REASONS.get(error.kind, "failed")
-    if isinstance(error, StudentError):
-        return f"raised {error.type_name}" if _is_builtin_exception(error) else "raised a non-built-in exception"
-    if isinstance(error, AssertionError):
-        return "wrong result"
-    if isinstance(error, AttributeError):
-        return "a name is missing"
-    return "failed"
-
-
-def _is_builtin_exception(error: StudentError) -> bool:
-    """Whether the student's exception is one of Python's own, judged here from its class
-    name and the names of its bases (the worker's word, so only a built-in's exact lineage counts)."""
-    builtin = getattr(builtins, error.type_name, None)
-    return (isinstance(builtin, type) and issubclass(builtin, BaseException)
-            and error.mro == [cls.__name__ for cls in builtin.__mro__])
-
-
-def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float,
-                 known: Known | None = None, standby: Standby | None = None) -> Session:
-    """A sandbox session on a prepared submission, with the course's limits for ``exercise``."""
-    return Session(*worker_setup(course, submission, exercise), budget_seconds=budget_seconds, known=known,
-                   standby=standby)
-
-
-def worker_setup(course: Course, submission: Path, exercise: Exercise) -> tuple[Layout, WorkerLimits]:
-    """What the workers of ``exercise`` see, and their limits."""
-    return Layout.for_course(course, submission), WorkerLimits.for_course(course.limits, exercise.call_seconds)
-
-
-def run_suites(course: Course, submission: Path, public_only: bool = False,
-               exercises: list[str] | None = None, first_failure: bool = False,
-               observers: tuple[object, ...] = (), began: float | None = None,
-               public_results: list[PropertyResult] | None = None) -> tuple[list[PropertyResult], float]:
-    """Grade one prepared submission in this process; returns the results, in the suites' order,
-    and the seconds taken.
-
-    ``first_failure`` stops at the first failing property, unshrunk (the other properties are
-    not run): for :mod:`autograder.authoring.mutate`, which asks only whether a mutant is caught, and
-    registers ``observers`` (more pytest plugins) beside the grading plugin to see how. The
-    submission's time budget counts from ``began`` (``time.monotonic()``; default now): a
-    submission graded in parts (:class:`autograder.batch.batch.Parts`) has one budget, not one a part.
-    With ``public_results`` (the results of the public properties, graded before), only the
-    hidden properties run, and the results returned are all of them.
-
-    A worker that cannot start fails the grading (:class:`GraderError`): the machine failed, so
-    no property may count it against the submission."""
-    plugin = GradingPlugin(course, submission, public_only, exercises, first_failure, began, public_results)
-    args = [str(course.path(e.suite)) for e in plugin.chosen] + [
-        "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
-        "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
-        # they only warn, of what student code (in the workers) cannot cause; unraisableexception
-        # also collected the garbage five times at the end of every grading
-        "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
-        # of the installed plugins only hypothesis's: loading the others (anyio's, platformdirs')
-        # and rewriting their modules' asserts took a second of every grader process's first grading
-        "--disable-plugin-autoload", "-p", "_hypothesis_pytestplugin",
-        f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
-    ] + (["-x"] if first_failure else [])
-    started = time.monotonic()
-    with on_path(course.root):
-        try:
-            code = pytest.main(args, plugins=[plugin, *observers])
-        finally:
-            plugin.close_standbys()
-    if plugin.problems:
-        raise GraderError("the course's suites are broken:\n" + "\n".join(plugin.problems))
-    if plugin.broken is not None:
-        raise GraderError(f"the sandbox failed, so this submission was not graded: {plugin.broken}")
-    filtered = public_only or public_results is not None  # an exercise may have no property of that kind
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) \
-            and not (filtered and code == pytest.ExitCode.NO_TESTS_COLLECTED):
-        raise GraderError(f"pytest stopped with {pytest.ExitCode(code).name} while grading")
-    return plugin.in_suite_order(), time.monotonic() - started
-
-
-@contextlib.contextmanager
-def on_path(root: Path) -> Iterator[None]:
-    """Put the course root first on ``sys.path`` (for the solutions and suites) for a while."""
-    sys.path.insert(0, str(root))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(root))

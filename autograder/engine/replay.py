@@ -37,7 +37,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 import os
 import sys
 import tempfile
@@ -49,8 +48,9 @@ from typing import Any
 import hypothesis
 import hypothesis.strategies as st
 import pytest
-from hypothesis.internal.entropy import RANDOMS_TO_MANAGE, deterministic_PRNG, get_seeder_and_restorer
 
+from .. import internals
+from ..equality import identical
 from ..isolation.inside import codec
 
 Example = dict[str, Any]
@@ -62,7 +62,8 @@ class Examples:
 
     def __init__(self, folder: Path | None, course_digest: str, seed: int):
         self.folder = folder
-        engine = b"".join(Path(__file__).with_name(name).read_bytes() for name in ("plugin.py", "replay.py"))
+        engine = b"".join(path.read_bytes() for path in (Path(__file__).with_name("plugin.py"), Path(__file__),
+                                                          Path(internals.__file__)))
         self.course_key = "\0".join([course_digest, str(seed), sys.version, unicodedata.unidata_version,
                                      hypothesis.__version__, hashlib.sha256(engine).hexdigest()])
 
@@ -70,7 +71,7 @@ class Examples:
         """Where the record of the hypothesis test ``test`` (pytest's ``nodeid``) lives, if anywhere."""
         if self.folder is None:
             return None
-        key = "\0".join([self.course_key, nodeid, repr(test._hypothesis_internal_use_settings)])
+        key = "\0".join([self.course_key, nodeid, repr(internals.settings_of(test))])
         return self.folder / f"{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()}.json"
 
     def load(self, nodeid: str, test: Any) -> list[Example] | None:
@@ -132,7 +133,7 @@ def cache_folder() -> Path | None:
 
 def replayable(item: pytest.Item) -> bool:
     """Whether ``item`` is a hypothesis test at module level (what this module replays)."""
-    return (isinstance(item, pytest.Function) and getattr(item.obj, "is_hypothesis_test", False)
+    return (isinstance(item, pytest.Function) and hypothesis.is_hypothesis_test(item.obj)
             and getattr(item, "instance", None) is None)
 
 
@@ -234,24 +235,7 @@ def exact_wire(value: Any) -> Any | None:
         again = codec.decode(json.loads(json.dumps(wire)))
     except (codec.CodecError, RecursionError):
         return None
-    return wire if _same(value, again, set()) else None
-
-
-def _same(a: Any, b: Any, seen: set[int]) -> bool:
-    if type(a) is not type(b):
-        return False
-    if type(a) is float:
-        return math.copysign(1.0, a) == math.copysign(1.0, b) and (a == b or (math.isnan(a) and math.isnan(b)))
-    if type(a) in (list, dict, set):
-        if id(a) in seen:
-            return False
-        seen.add(id(a))
-    if type(a) is dict:
-        return len(a) == len(b) and all(_same(k, j, seen) and _same(v, w, seen)
-                                        for (k, v), (j, w) in zip(a.items(), b.items(), strict=True))
-    if type(a) in (list, tuple, set, frozenset):
-        return len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b, strict=True))
-    return a == b if type(a) in (bool, int, str, bytes, type(None)) else False
+    return wire if identical(value, again) else None
 
 
 def passes(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[Example]) -> bool:
@@ -262,11 +246,9 @@ def passes(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[E
     each. Anything else, a value returned included (an error under hypothesis), is not
     passing: a :class:`~autograder.errors.SandboxFailure` and pytest's outcomes derive from
     ``BaseException``, so only an interrupt goes through."""
-    with deterministic_PRNG():
+    with internals.seeded_randoms():
         for example in examples:
-            get_seeder_and_restorer(0)  # registers numpy's generator once numpy is imported, as each example does
-            for generator in list(RANDOMS_TO_MANAGE.values()):  # those registered since included
-                generator.seed(0)
+            internals.reseed_randoms()
             replayed = [value for value in example.values() if isinstance(value, Replayed)]
             try:
                 if inner(**fixtures, **example) is not None:

@@ -11,7 +11,7 @@ on it are requests to the worker, and their results come back as plain data, or 
     reference.tokens_per_char(encoders.utf8_bytes, texts)   # a Remote can be passed back
 
 Once a name found a student object in a property, ``student.f(x)`` and ``tok.encode(x)`` ask
-the worker once, not twice: the lookup and the call go together (:class:`Member`), and answer
+the worker once, not twice: the lookup and the call go together (:class:`DeferredLookup`), and answer
 as the two requests one after the other would have.
 
 The session starts its worker on first use, restarts it after a crash, enforces the call
@@ -19,7 +19,7 @@ time limit and the property's time budget, and turns every failure into a
 :class:`~autograder.errors.StudentError` or a :class:`~autograder.errors.SandboxFailure`.
 
 Every property starts a fresh worker, and every fresh worker answers a property's first
-requests (importing the module, looking up its names) the same way. A :class:`Known`, shared
+requests (importing the module, looking up its names) the same way. A :class:`FreshAnswers`, shared
 by the properties of one exercise, keeps those answers, so a session answers them itself
 and starts its worker only for the first request it has no answer to, replaying the
 lookups there first. A sure stub (:mod:`autograder.engine.stubs`) is not even looked up, and a
@@ -36,8 +36,10 @@ import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ..config import Course, Exercise
 from ..errors import SandboxFailure, StudentError
 from ..isolation import Child, Layout, Standby, Worker, WorkerLimits, detect
 from ..isolation.inside import codec
@@ -65,7 +67,7 @@ def _argument(value: Any) -> str:
 
 def _written(value: Any) -> str:
     """``repr(value)``, but a student object (a support module's function, say) by its name."""
-    if isinstance(value, (Remote, Member)):
+    if isinstance(value, (Remote, DeferredLookup)):
         return value._label
     if type(value) in (list, tuple):
         items = [_written(item) for item in value]
@@ -82,7 +84,7 @@ def _written(value: Any) -> str:
     return repr(value)
 
 
-class Shown:
+class CallText:
     """A call as messages show it (:func:`shown_call`), written out only when a message is: it
     cost about a tenth of a call's round trip, and almost every call succeeds. A message is
     written when the failure is raised, before the suite can change the arguments."""
@@ -96,13 +98,13 @@ class Shown:
         return shown_call(self.label, self.args, self.kwargs)
 
 
-Call = str | Shown  # what a failure's message names: a lookup's label, or a call
+Call = str | CallText  # what a failure's message names: a lookup's label, or a call
 
 
 def not_implemented(call: Call) -> SandboxFailure:
     """The failure of a call to code not written yet. It names the function, not the arguments:
     every property that calls it fails with the same words, which a report says once."""
-    name = call.label if isinstance(call, Shown) else call
+    name = call.label if isinstance(call, CallText) else call
     return SandboxFailure("not_implemented", f"{name} is not implemented yet")
 
 
@@ -128,12 +130,12 @@ class Remote:
         if name.startswith(("_", "hypothesis_internal")) or name in _PROBES:
             raise AttributeError(name)  # dunders and the probes of test tools never reach the student
         if self._session._calls_by_name(self, name):
-            return Member(self, name)
+            return DeferredLookup(self, name)
         return self._session._ask({"op": "getattr", "target": self, "name": name}, f"{self._label}.{name}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         message = {"op": "call", "target": self, "args": list(args), "kwargs": kwargs}
-        return self._session._ask(message, Shown(self._label, args, kwargs))
+        return self._session._ask(message, CallText(self._label, args, kwargs))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("student objects are read through calls, not assignment")
@@ -142,7 +144,7 @@ class Remote:
         return f"<student {self._label}>"
 
 
-class Member:
+class DeferredLookup:
     """``target.name`` not looked up yet: calling it asks the worker once, for the lookup and
     the call together, where a :class:`Remote` asks twice. Anything else done with it (an
     attribute, sending it to the worker) looks it up first, and goes on as with what it found.
@@ -180,15 +182,15 @@ class Member:
 
 
 @dataclass(frozen=True)
-class _Found:
-    """A :class:`Member` call's answer that is not the call's: ``lookup_error`` or ``attr``."""
+class LookupAnswer:
+    """A :class:`DeferredLookup` call's answer that is not the call's: ``lookup_error`` or ``attr``."""
 
     kind: str
     value: Any
 
 
 @dataclass
-class Known:
+class FreshAnswers:
     """What the properties of one exercise learnt that holds for every fresh worker: the module
     the exercise imports, its sure stubs, and the answers to the lookups that begin a session
     (keyed by the requests so far, in order)."""
@@ -202,7 +204,7 @@ class Session:
     """The worker behind one property, with its time limits."""
 
     def __init__(self, layout: Layout, limits: WorkerLimits, budget_seconds: float,
-                 clock: Callable[[], float] = time.monotonic, known: Known | None = None,
+                 clock: Callable[[], float] = time.monotonic, known: FreshAnswers | None = None,
                  standby: Standby | None = None):
         self.layout = layout
         self.limits = limits
@@ -238,23 +240,23 @@ class Session:
         return self._ask_worker(message, call, codec.dumps(message, self._handle_out))
 
     def _calls_by_name(self, target: Remote, name: str) -> bool:
-        """Whether ``target.name`` is best handed out as a :class:`Member`: ``target`` is the
+        """Whether ``target.name`` is best handed out as a :class:`DeferredLookup`: ``target`` is the
         exercise's module (as imported, not an object of the student's that is labelled alike)
         and ``name`` one of its sure stubs, whose lookup can only find it, so a call that binds
         fails with no worker at all; or ``name`` found a student object on a like object before
-        and the session has a worker and is past its first lookups (which :class:`Known`
+        and the session has a worker and is past its first lookups (which :class:`FreshAnswers`
         answers without one)."""
         if self.known is not None and name in self.known.stubs \
                 and (target._number, target._generation) in self.exercise_modules:
             return True
         return (target._label, name) in self.members and self.worker is not None and self.lookups is None
 
-    def _call_member(self, member: Member, args: tuple, kwargs: dict) -> Any:
+    def _call_member(self, member: DeferredLookup, args: tuple, kwargs: dict) -> Any:
         """``member(*args, **kwargs)`` in one request (:func:`autograder.isolation.inside.worker.call_member`)."""
         target, name = member._target, member._name
         message = {"op": "call", "target": target, "name": name, "args": list(args), "kwargs": kwargs}
-        answer = self._ask(message, Shown(member._label, args, kwargs))
-        if not isinstance(answer, _Found):
+        answer = self._ask(message, CallText(member._label, args, kwargs))
+        if not isinstance(answer, LookupAnswer):
             return answer
         found: Any = answer.value if answer.kind == "attr" else None
         self._found(target._label, name, found)
@@ -293,7 +295,7 @@ class Session:
 
     def _sure_stub(self, message: dict) -> bool:
         """A call, with arguments that bind, to a sure stub of the exercise's module (looked
-        up before, or in the call: a :class:`Member`'s)."""
+        up before, or in the call: a :class:`DeferredLookup`'s)."""
         assert self.known is not None
         target = message.get("target")
         if message["op"] != "call" or not isinstance(target, Remote):
@@ -362,7 +364,7 @@ class Session:
         if kind == "error":
             raise self._failure(call, value, message)
         if kind != "ok":
-            return _Found(kind, value)
+            return LookupAnswer(kind, value)
         if message["op"] == "getattr":
             self._found(message["target"]._label, message["name"], value)
         if message["op"] == "import" and self.known is not None and message["module"] == self.known.module \
@@ -394,7 +396,7 @@ class Session:
         return error
 
     def _handle_out(self, value: Any) -> Any:
-        if isinstance(value, Member) and value._target._session is self:  # sent as what it finds
+        if isinstance(value, DeferredLookup) and value._target._session is self:  # sent as what it finds
             return codec.encode(value._look_up(), self._handle_out)
         if isinstance(value, Remote) and value._session is self:
             if value._generation != self.generation:
@@ -416,3 +418,10 @@ class Session:
                 raise codec.CodecError("malformed $handle")
             return Remote(self, body[0], self.generation, label or body[1])
         return build
+
+
+def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float,
+                 known: FreshAnswers | None = None, standby: Standby | None = None) -> Session:
+    """A session on a prepared submission, with the course's layout and limits for ``exercise``."""
+    return Session(Layout.for_course(course, submission), WorkerLimits.for_course(course.limits, exercise.call_seconds),
+                   budget_seconds=budget_seconds, known=known, standby=standby)

@@ -1,5 +1,6 @@
-"""The private parts of CPython the worker uses, all of them, each in place of a public module whose
-import every worker's start would pay for (``json``, ``signal``, ``socket``, ``importlib.util``).
+"""Every use the engine makes of CPython's private parts, in one place. The worker's come first, each
+in place of a public module whose import every worker's start would pay for (``json``, ``signal``,
+``socket``, ``importlib.util``); then the grader's, where the standard library has no public way.
 
 ``tests/test_internals.py`` checks each against the running Python and its public twin, and fails
 naming that Python when one changes. Like every file of this folder it imports the standard library
@@ -17,7 +18,8 @@ TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAGIC_NUMBER", "caller_globals", "scan_json", "signal", "source_hash", "unix_socket", "write_json"]
+__all__ = ["MAGIC_NUMBER", "caller_globals", "scan_json", "signal", "source_hash", "unix_socket", "write_json",
+           "zip_directory_size"]
 
 
 def source_hash(source):
@@ -76,3 +78,12 @@ except ImportError:  # a Python without json's C speedups: the json package's ow
         return _encoder.encode(data)
 
     scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def zip_directory_size(file):
+    """The size a zip's end record (the open binary ``file``) gives its table of contents, or None
+    where it has no end record: read before ``zipfile`` parses the table, which it would whole."""
+    import zipfile
+
+    end = zipfile._EndRecData(file)  # type: ignore[attr-defined]  # zipfile's own reader of that record
+    return end[zipfile._ECD_SIZE] if end else None  # type: ignore[attr-defined]

@@ -24,7 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
-from ...batch.notebook import NotebookError, notebook_module
+from ...batch.converting import notebook_module
+from ...batch.notebook import NotebookError
 from ...config import Course
 from ...delivery.nbgrader_grade import read_feedback
 from ...errors import GraderError
