@@ -128,7 +128,7 @@ class Mutation(_Strict):
 
 
 class Report(_Strict):
-    """What ``python -m autograder report`` reads (:mod:`autograder.reports.class_report.page`)."""
+    """What ``python -m autograder report`` reads (:mod:`autograder.reports.class_report`)."""
 
     # per exercise, each property's catalog mutants (mistakes planted in the reference) that it
     # catches, as YAML or JSON; the class report links each property to them

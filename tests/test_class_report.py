@@ -1,4 +1,4 @@
-"""The class report (``python -m autograder report``, :mod:`autograder.reports.class_report.page`).
+"""The class report (``python -m autograder report``, :mod:`autograder.reports.class_report`).
 
 The fast tests build a grades folder by hand (the gradebook and results.json that ``grade``
 writes) and check what the page makes of it; the slow ones grade a batch with a known answer
@@ -26,19 +26,14 @@ import yaml
 
 from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
-from autograder.delivery.nbgrader_grade import feedback_text, read_feedback
+from autograder.delivery.nbgrader_feedback import feedback_text, read_feedback
 from autograder.engine.report import write_reports
 from autograder.errors import GraderError
-from autograder.reports.class_report.page import (
-    CSP,
-    KEY_FILE,
-    Names,
-    build_report,
-    compare,
-    load_batch,
-    open_batch,
-    read_failure,
-)
+from autograder.reports.class_report.load import load_batch
+from autograder.reports.class_report.names import KEY_FILE, Names
+from autograder.reports.class_report.page import CSP, build_report, open_batch
+from autograder.reports.class_report.similarity import compare
+from autograder.reports.class_report.stats import read_failure
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT, autograder
 
@@ -328,7 +323,7 @@ def test_renamed_copy_differs_in_text_and_ranks_first(tmp_path):
 
 def test_stubs_and_lesson_are_boilerplate(tmp_path):
     """Two submissions that are the stubs as handed out share nothing that counts."""
-    from autograder.reports.class_report.page import boilerplate_sources
+    from autograder.reports.class_report.load import boilerplate_sources
 
     course = load_course(COURSE)
     stub = (ROOT / "exercises" / f"{EX}.py").read_text(encoding="utf-8")

@@ -37,6 +37,7 @@ from rich.table import Table
 from ..batch.batch import BatchOptions, grade_many
 from ..batch.staging import stage
 from ..config import Course
+from ..delivery.nbgrader_course import build_nbgrader_course
 from ..engine.run import grade_staged
 from ..engine.session import Session
 from ..isolation import Layout, WorkerLimits, isolation, with_layers
@@ -148,8 +149,6 @@ def _nbgrader_student(course: Course, out: Path) -> float | None:
     notebook, after another student's (the course's first grading, which records the examples)."""
     try:
         import nbformat
-
-        from ..delivery.nbgrader_course import build_nbgrader_course
     except ImportError:
         return None
     shutil.rmtree(out, ignore_errors=True)

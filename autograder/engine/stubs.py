@@ -134,9 +134,8 @@ def _is_docstring(node: ast.stmt) -> bool:
 def _signature(arguments: ast.arguments) -> inspect.Signature:
     """A signature with the parameters' names and kinds, and placeholder defaults (for binding only)."""
     kind = inspect.Parameter
-    positional: list[tuple[ast.arg, inspect._ParameterKind]] = [(a, kind.POSITIONAL_ONLY)
-                                                                for a in arguments.posonlyargs]
-    positional += [(a, kind.POSITIONAL_OR_KEYWORD) for a in arguments.args]
+    positional = ([(a, kind.POSITIONAL_ONLY) for a in arguments.posonlyargs]
+                  + [(a, kind.POSITIONAL_OR_KEYWORD) for a in arguments.args])
     first_default = len(positional) - len(arguments.defaults)
     parameters = [kind(a.arg, k, default=None if i >= first_default else kind.empty)
                   for i, (a, k) in enumerate(positional)]

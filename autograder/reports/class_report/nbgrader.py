@@ -7,7 +7,7 @@ After ``nbgrader autograde``, what the course folder knows of each student is:
   credit where given: the score ``nbgrader export`` reports. It is read with nbgrader's own
   :class:`nbgrader.api.Gradebook` on a read-only connection, so the report never writes to it;
 - ``autograded/<student>/<exercise>/<exercise>.ipynb``, whose grade cell holds the engine's
-  feedback (:func:`~autograder.delivery.nbgrader_grade.feedback_text`): every public property
+  feedback (:func:`~autograder.delivery.nbgrader_feedback.feedback_text`): every public property
   with its points, and for a failed one its reason and counterexample; the hidden properties
   as one count. No ``results.json`` is left behind: the engine grades in a scratch folder;
 - ``submitted/<student>/<exercise>/<exercise>.ipynb``, the notebook the student handed in, whose
@@ -27,10 +27,10 @@ from urllib.parse import quote
 from ...batch.converting import notebook_module
 from ...batch.notebook import NotebookError
 from ...config import Course
-from ...delivery.nbgrader_grade import read_feedback
+from ...delivery.nbgrader_feedback import read_feedback
 from ...errors import GraderError
 from ...results import Grade, PropertyResult
-from .page import Batch, Entry, boilerplate_sources
+from .load import Batch, Entry, boilerplate_sources
 
 GRADEBOOK = "gradebook.db"  # where nbgrader_config.py (nbgrader's default) keeps it: the course folder
 AUTOGRADED, SUBMITTED, RELEASE = "autograded", "submitted", "release"  # nbgrader's default step folders

@@ -1,99 +1,31 @@
-"""The instructor's view of a class: one self-contained HTML page made from a ``grade`` run or an nbgrader course.
+"""The class report's page: one self-contained HTML file, and ``build_report``, which makes it.
 
-``python -m autograder report GRADES_DIR --out report.html`` reads what ``grade`` left in its
-output folder (:mod:`autograder.batch.gradebook`'s ``gradebook.sqlite`` for the scores and times,
-each submission's ``results.json`` for the properties and their feedback), or, given an
-autograded nbgrader course folder (``gradebook.db``), what nbgrader kept
-(:mod:`autograder.reports.class_report.nbgrader`: its scores, the engine's feedback in each
-autograded notebook, the submitted notebooks; hidden properties only as counts), and writes a
-page with four parts:
-
-- **scores**: histograms of the totals and of each exercise (bonus exercises apart), the
-  median and quartiles, and the time each grading took;
-- **what the class got wrong**: each property's failure share, sorted; for a public property
-  the most common smallest counterexample (hypothesis's falsifying example, read back from the
-  feedback), how many hit exactly that one and the reference's answer where the feedback
-  states it (``expected X, got Y``); for a hidden property counts only; and, where the course
-  names a mutant catalog (``report.mutants`` in ``course.yaml``: property → mutants, per
-  exercise), links from each property to the mutants it catches;
-- **code similarity**: with ``--submissions``, every pair of submissions compared module by
-  module with copydetect's winnowing (the course's stubs and provided files are boilerplate
-  and ignored), pairs above ``--threshold`` ranked with their similar regions side by side;
-- **privacy**: the page holds student data and says so; ``--anonymise`` names every
-  submission by a stable pseudonym (an HMAC of its name under a key kept in the grades folder).
-
-The page loads nothing: no script, no font, no stylesheet from elsewhere, plots as inline
-``data:`` images, and a Content-Security-Policy that forbids any other source. matplotlib and
-copydetect come from the ``report`` extra and are imported only here, when a report is made:
-grading never needs them.
-"""
+``python -m autograder report GRADES_DIR --out report.html``; what the page holds is described
+in :mod:`autograder.reports.class_report`. The page loads nothing: no script, no font, no
+stylesheet from elsewhere, plots as inline ``data:`` images, and a Content-Security-Policy that
+forbids any other source."""
 
 from __future__ import annotations
 
-import base64
 import datetime
-import hashlib
-import hmac
 import html
-import io
-import json
 import re
-import secrets
-import sqlite3
 import statistics
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ... import __version__
 from ...config import Course
 from ...errors import GraderError
-from ...results import NOT_WRITTEN, Grade, split_feedback
+from ...results import NOT_WRITTEN
+from .load import Batch, Entry, boilerplate_sources, graded_exercises, load_batch, submission_modules
+from .names import KEY_FILE, Names
+from .nbgrader import nbgrader_batch
+from .plots import exercise_plots, figure_html, histogram, pyplot
+from .similarity import DEFAULT_THRESHOLD, MAX_PAIRS, Similarity, similarity
+from .stats import Example, PropertyStats, load_mutants, property_stats
 
-KEY_FILE = ".pseudonym-key"  # in the grades folder; a dot name no submission can be filed under
-DEFAULT_THRESHOLD = 0.5
-MAX_PAIRS = 50  # pairs shown in full; the rest above the threshold are listed by name only
-CONTEXT_LINES = 3  # unhighlighted lines kept around each similar region
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-
-
-# --------------------------------------------------------------------------- the batch
-
-
-@dataclass
-class Entry:
-    """One submission's latest grading (one student's, from nbgrader), as the gradebook and
-    its ``results.json`` (the autograded notebooks' feedback) hold it."""
-
-    name: str
-    score: float
-    seconds: float | None  # None where the grader does not record it (nbgrader)
-    graded_at: str
-    note: str
-    grade: Grade | None  # None when its results.json is missing (a grader that failed)
-    graded: bool  # whether the suites ran (an unreadable submission has a grade, but nothing ran)
-    exercise_scores: dict[str, float] | None = None  # where the gradebook's scores are not the grade's (nbgrader)
-    hidden: dict[str, tuple[int, int]] = field(default_factory=dict)  # exercise -> (passed, of), where only counted
-
-    def scores(self, course: Course) -> dict[str, float]:
-        """Points per exercise graded (the gradebook's, manual grades included, where it has its own)."""
-        if self.exercise_scores is not None:
-            return self.exercise_scores
-        return {module: score for module, (score, _) in self.grade.by_exercise(course).items()} if self.grade else {}
-
-
-@dataclass
-class Batch:
-    """What a report is made from, whichever grader made it."""
-
-    entries: list[Entry]
-    origin: str  # "grade" (a `grade` run's folder) or "nbgrader" (an autograded nbgrader course)
-    sources: Callable[[list[Path], list[str]], dict[str, dict[str, str]]]  # --submissions -> name -> module -> code
-    boilerplate: list[tuple[str, str]]  # what every submission starts from
 
 
 def open_batch(course: Course, folder: Path) -> Batch:
@@ -102,415 +34,11 @@ def open_batch(course: Course, folder: Path) -> Batch:
         return Batch(load_batch(folder), "grade", lambda paths, modules: submission_modules(course, paths, modules),
                      boilerplate_sources(course))
     if (folder / "gradebook.db").is_file():
-        from .nbgrader import nbgrader_batch
-
         return nbgrader_batch(course, folder)
     raise GraderError(f"{folder}: no gradebook.sqlite (the --out folder of a `grade` run) nor gradebook.db (an "
                       "nbgrader course folder, after `nbgrader autograde`) here")
 
 
-def load_batch(folder: Path) -> list[Entry]:
-    """Every submission's latest grading in the output folder of a ``grade`` run."""
-    database = folder / "gradebook.sqlite"
-    if not database.is_file():
-        raise GraderError(f"{folder}: no gradebook.sqlite here; name the --out folder of a `grade` run")
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-    try:
-        rows = connection.execute(
-            "SELECT submission, score, seconds, graded_at, note FROM gradings WHERE id IN "
-            "(SELECT MAX(id) FROM gradings GROUP BY submission) ORDER BY submission").fetchall()
-    except sqlite3.Error as error:
-        raise GraderError(f"{database} cannot be read: {error}") from None
-    finally:
-        connection.close()
-    entries = []
-    for name, score, seconds, graded_at, note in rows:
-        results = folder / name / "results.json"
-        grade = None
-        if results.is_file():
-            try:
-                grade = Grade.from_gradescope(json.loads(results.read_text(encoding="utf-8")))
-            except (ValueError, KeyError, TypeError) as error:
-                note = f"{note} (results.json unreadable: {error})".strip()
-        entries.append(Entry(name, score, seconds, graded_at, note, grade,
-                             graded=grade is not None and grade.seconds is not None))
-    if not entries:
-        raise GraderError(f"{database} records no grading yet")
-    return entries
-
-
-def graded_exercises(course: Course, entries: list[Entry]) -> list[str]:
-    """The course's exercises that this batch graded (``grade --exercise`` grades fewer)."""
-    seen = {r.exercise for e in entries if e.graded and e.grade for r in e.grade.results}
-    seen |= {module for e in entries if e.exercise_scores for module in e.exercise_scores}
-    return [e.module for e in course.exercises if e.module in seen] or [e.module for e in course.exercises]
-
-
-# --------------------------------------------------------------------------- pseudonyms
-
-
-class Names:
-    """What the page calls each submission: its own name, or a stable pseudonym."""
-
-    def __init__(self, folder: Path, names: list[str], anonymise: bool):
-        self.anonymise = anonymise
-        self.shown = {name: name for name in names}
-        if anonymise:
-            key = _pseudonym_key(folder)
-            self.shown = {name: "student-" + hmac.new(key, name.encode(), hashlib.sha256).hexdigest()[:8]
-                          for name in names}
-        # the longest name first, so that a name inside another is not replaced within it
-        self._order = sorted((n for n in names if len(n) >= 3), key=len, reverse=True)
-
-    def __call__(self, name: str) -> str:
-        return self.shown.get(name, name)
-
-    def scrub(self, text: str) -> str:
-        """``text`` with every submission's name replaced by its pseudonym (feedback, notes, code)."""
-        if not self.anonymise or not self._order:
-            return text
-        pattern = re.compile("|".join(re.escape(n) for n in self._order))
-        return pattern.sub(lambda m: self.shown[m.group(0)], text)
-
-
-def _pseudonym_key(folder: Path) -> bytes:
-    """The batch's pseudonym key, made on first use: the same names get the same pseudonyms on
-    every run, and nobody without the key can recompute them from a class list."""
-    path = folder / KEY_FILE
-    if not path.is_file():
-        path.write_text(secrets.token_hex(32) + "\n", encoding="ascii")
-        path.chmod(0o600)
-    return bytes.fromhex(path.read_text(encoding="ascii").strip())
-
-
-# --------------------------------------------------------------------------- what failed
-
-
-@dataclass
-class Example:
-    """One counterexample of a property and how many submissions hit exactly it."""
-
-    arguments: str  # hypothesis's falsifying example, as ``name=value, ...``; "" when there was none
-    call: str  # the call the feedback names (``f(x)``), where it names one
-    expected: str  # the reference's answer, where the feedback states it
-    reason: str  # the first line of the feedback's message
-    count: int = 0
-
-
-@dataclass
-class PropertyStats:
-    exercise: str
-    name: str
-    points: int
-    hidden: bool
-    summary: str = ""
-    failed: list[str] = field(default_factory=list)  # submission names
-    unwritten: int = 0  # of the failures, those on a function still the stub: no mistake to show
-    graded: int = 0
-    examples: list[Example] = field(default_factory=list)  # most common first
-    mutants: list[str] = field(default_factory=list)
-
-    @property
-    def share(self) -> float:
-        return len(self.failed) / self.graded if self.graded else 0.0
-
-    @property
-    def key(self) -> str:
-        return f"{self.exercise}.{self.name}"
-
-
-_FALSIFYING = re.compile(r"^Falsifying (?:explicit )?example: \w+\($")
-_EXPECTED = re.compile(r"^(?:(?P<call>.*?): )?expected (?P<expected>.*?), got (?P<got>.*)$", re.S)
-
-
-def read_failure(output: str) -> Example:
-    """A failed public property's feedback (:func:`autograder.engine.plugin._feedback`: the summary, a
-    blank line, the message, then hypothesis's notes) taken apart."""
-    body = split_feedback(output)[1].splitlines()
-    arguments: list[str] = []
-    message: list[str] = []
-    inside = False
-    for line in body:
-        if _FALSIFYING.match(line.strip()):
-            inside = True
-            continue
-        if inside:
-            if line.strip() == ")":
-                inside = False
-                continue
-            arguments.append(line.strip())
-        elif not arguments:
-            message.append(line)
-    text = "\n".join(message).strip()
-    first = text.split("\n\n", 1)[0].strip()
-    found = _EXPECTED.match(first)
-    return Example(arguments=" ".join(arguments).rstrip(","), call=(found and found["call"] or "").strip(),
-                   expected=found["expected"].strip() if found else "",
-                   reason=(first.splitlines() or [""])[0])
-
-
-def load_mutants(course: Course) -> dict[str, list[str]]:
-    """``exercise.property -> [mutant, ...]`` from the course's catalog file, if it names one."""
-    relative = course.report.mutants
-    if not relative:
-        return {}
-    path = course.path(relative)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise GraderError(f"report.mutants: {relative} cannot be read: {error}") from None
-    if not isinstance(raw, dict):
-        raise GraderError(f"report.mutants: {relative} must map each exercise to a mapping of property -> mutants")
-    found: dict[str, list[str]] = {}
-    for exercise, properties in raw.items():
-        if not isinstance(properties, dict):
-            raise GraderError(f"report.mutants: {relative}: {exercise}: expected a mapping of property -> mutants")
-        for name, mutants in properties.items():
-            found[f"{exercise}.{name}"] = [str(m) for m in (mutants if isinstance(mutants, list) else [mutants])]
-    return found
-
-
-def property_stats(entries: list[Entry], mutants: dict[str, list[str]]) -> list[PropertyStats]:
-    """Every property graded in the batch, the most often failed first."""
-    stats: dict[tuple[str, str], PropertyStats] = {}
-    failures: dict[tuple[str, str], list[Example]] = {}
-    for entry in entries:
-        if not entry.graded or entry.grade is None:
-            continue
-        for result in entry.grade.results:
-            key = (result.exercise, result.name)
-            item = stats.setdefault(key, PropertyStats(result.exercise, result.name, result.points, result.hidden))
-            item.graded += 1
-            if not result.passed:
-                item.failed.append(entry.name)
-                item.summary = item.summary or result.description
-                if result.unwritten:  # the stub: the same "mistake" for every student who has not begun
-                    item.unwritten += 1
-                elif not result.hidden:
-                    failures.setdefault(key, []).append(read_failure(result.output))
-    for key, item in stats.items():
-        item.mutants = mutants.get(item.key, [])
-        # one group per counterexample (per reason where there is none); its call and the
-        # reference's answer as most of its feedback states them (a stub's states none)
-        groups: dict[str, list[Example]] = {}
-        for example in failures.get(key, []):
-            groups.setdefault(example.arguments or "\0" + example.reason, []).append(example)
-        found = []
-        for group in groups.values():
-            call = Counter(e.call for e in group if e.call).most_common(1)
-            expected = Counter(e.expected for e in group if e.expected).most_common(1)
-            found.append(Example(group[0].arguments, call[0][0] if call else "", expected[0][0] if expected else "",
-                                 group[0].reason, len(group)))
-        # the most common first; those with a counterexample before those without one
-        item.examples = sorted(found, key=lambda e: (not e.arguments, -e.count, e.arguments, e.reason))
-    return sorted(stats.values(), key=lambda s: (-s.share, s.exercise, s.name))
-
-
-# --------------------------------------------------------------------------- similarity
-
-
-@dataclass
-class Region:
-    module: str
-    left: str  # HTML: the first submission's module, similar regions marked
-    right: str
-    left_share: float
-    right_share: float
-
-
-@dataclass
-class Pair:
-    first: str
-    second: str
-    first_share: float  # of the first's code (its winnowed tokens), the share found in the second
-    second_share: float
-    regions: list[Region]
-
-    @property
-    def score(self) -> float:
-        return max(self.first_share, self.second_share)
-
-
-@dataclass
-class Similarity:
-    pairs: list[Pair]  # above the threshold, the most similar first
-    compared: int  # pairs compared
-    submissions: int
-    modules: list[str]
-    missing: list[str]  # graded submissions whose code was not found among --submissions
-    threshold: float
-
-
-def submission_modules(course: Course, paths: list[Path], modules: list[str]) -> dict[str, dict[str, str]]:
-    """``name -> module -> source`` for each submission, named as ``grade`` names it."""
-    from ...batch.batch import safe_names
-    from ...batch.staging import SubmissionError, stage, submission_name
-
-    found: dict[str, dict[str, str]] = {}
-    for name, path in safe_names([(submission_name(p), p) for p in paths]):
-        try:
-            staged = stage(course, path)
-        except SubmissionError:
-            continue  # graded as unreadable: nothing to compare
-        try:
-            package = staged.root / course.package
-            found[name] = {m: (package / f"{m}.py").read_text(encoding="utf-8", errors="replace")
-                           for m in modules if (package / f"{m}.py").is_file()}
-        finally:
-            staged.remove()
-    return found
-
-
-def boilerplate_sources(course: Course) -> list[tuple[str, str]]:
-    """What every submission starts from: the course package as handed out (stubs, lesson)
-    and the provided files."""
-    files = sorted(course.path(course.package).rglob("*.py")) + [course.path(p) for p in course.provided]
-    return [(str(f), f.read_text(encoding="utf-8")) for f in dict.fromkeys(files) if f.is_file()]
-
-
-def compare(sources: dict[str, dict[str, str]], boilerplate: list[tuple[str, str]], threshold: float,
-            names: Names) -> list[Pair]:
-    """Every pair of ``sources`` compared module by module (copydetect), those whose larger share
-    reaches ``threshold``, the most similar first."""
-    import numpy as np
-    from copydetect import CodeFingerprint, compare_files, defaults
-
-    k, window = defaults.NOISE_THRESHOLD, defaults.GUARANTEE_THRESHOLD - defaults.NOISE_THRESHOLD + 1
-
-    def fingerprint(label: str, code: str, skip: Any = None) -> Any:
-        return CodeFingerprint(label + ".py", k, window, boilerplate=skip, fp=io.StringIO(code), language="python")
-
-    skip = np.unique(np.array([h for label, code in boilerplate for h in fingerprint(label, code).hashes],
-                              dtype=np.int64)) if boilerplate else None
-    prints = {(name, module): fingerprint(f"{name}/{module}", code, skip)
-              for name, modules in sources.items() for module, code in modules.items()}
-    names_sorted = sorted(sources)
-    pairs: list[tuple[Pair, list[Any]]] = []
-    for i, first in enumerate(names_sorted):
-        for second in names_sorted[i + 1:]:
-            shared = sorted(set(sources[first]) & set(sources[second]))
-            overlap = [0.0, 0.0]
-            coverage = [0.0, 0.0]
-            found = []
-            for module in shared:
-                one, two = prints[(first, module)], prints[(second, module)]
-                coverage[0] += one.token_coverage
-                coverage[1] += two.token_coverage
-                tokens, (share1, share2), slices = compare_files(one, two)
-                if tokens:
-                    overlap[0] += share1 * one.token_coverage
-                    overlap[1] += share2 * two.token_coverage
-                    found.append((module, one, two, float(share1), float(share2), slices))
-            shares = [o / c if c else 0.0 for o, c in zip(overlap, coverage, strict=True)]
-            if max(shares) >= threshold:
-                pairs.append((Pair(first, second, shares[0], shares[1], []), found))
-    pairs.sort(key=lambda p: (-p[0].score, -min(p[0].first_share, p[0].second_share), p[0].first, p[0].second))
-    for pair, found in pairs[:MAX_PAIRS]:  # the regions of the pairs the page shows in full
-        pair.regions = [Region(module, _marked(one.raw_code, slices[0], names),
-                               _marked(two.raw_code, slices[1], names), share1, share2)
-                        for module, one, two, share1, share2, slices in found]
-    return [pair for pair, _ in pairs]
-
-
-def _marked(code: str, slices: Any, names: Names) -> str:
-    """``code`` as HTML with the similar ``slices`` marked, far-off unmarked lines elided."""
-    spans = sorted((int(a), int(b)) for a, b in zip(slices[0], slices[1], strict=True)) if len(slices) else []
-    parts: list[str] = []
-    at = 0
-    for start, end in spans:
-        start = max(start, at)
-        if end <= start:
-            continue
-        parts.append(_elide(names.scrub(code[at:start]), first=not parts, last=False))
-        parts.append(f"<mark>{html.escape(names.scrub(code[start:end]))}</mark>")
-        at = end
-    parts.append(_elide(names.scrub(code[at:]), first=not parts, last=True))
-    return "".join(parts)
-
-
-def _elide(text: str, first: bool, last: bool) -> str:
-    """Unmarked code kept to a few lines at each side of the marked regions around it."""
-    lines = text.split("\n")
-    keep = CONTEXT_LINES + 1
-    if first and not last and len(lines) > keep:
-        lines = ["…"] + lines[-keep:]
-    elif last and not first and len(lines) > keep:
-        lines = lines[:keep] + ["…"]
-    elif not first and not last and len(lines) > 2 * keep + 1:
-        lines = lines[:keep] + ["…"] + lines[-keep:]
-    return html.escape("\n".join(lines))
-
-
-def similarity(batch: Batch, paths: list[Path] | None, modules: list[str], threshold: float,
-               names: Names) -> Similarity | None:
-    """The code-similarity section's data, or None without ``--submissions``."""
-    if paths is None:
-        return None
-    sources = batch.sources(paths, modules)
-    graded = [e.name for e in batch.entries if e.graded]
-    sources = {name: modules for name, modules in sources.items() if name in graded and modules}
-    pairs = compare(sources, batch.boilerplate, threshold, names)
-    count = len(sources)
-    return Similarity(pairs, count * (count - 1) // 2, count, modules,
-                      sorted(set(graded) - set(sources)), threshold)
-
-
-# --------------------------------------------------------------------------- plots
-
-
-def _figure_html(figure: Any, alt: str) -> str:
-    """A matplotlib figure as an inline SVG image (a data: URI, so the page fetches nothing)."""
-    import matplotlib.pyplot as plt
-
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(figure)
-    data = base64.b64encode(buffer.getvalue().encode("utf-8")).decode("ascii")
-    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/svg+xml;base64,{data}">'
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        raise GraderError("the report needs matplotlib and copydetect (the `report` extra: "
-                          "pip install -e '.[report]', or make setup, which installs requirements-nbgrader.lock)"
-                          ) from None
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "class-report"  # the same data draws the same bytes
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _histogram(plt: Any, axis: Any, values: list[float], maximum: float, title: str, xlabel: str) -> None:
-    top = max([maximum, *values]) if values else maximum
-    bins = min(20, max(int(top), 1))
-    axis.hist(values, bins=bins, range=(0, top if top > 0 else 1), color="#4a78b0", edgecolor="white")
-    axis.set_title(title, fontsize=10)
-    axis.set_xlabel(xlabel, fontsize=9)
-    axis.set_ylabel("submissions", fontsize=9)
-    axis.yaxis.get_major_locator().set_params(integer=True)
-
-
-def _exercise_plots(plt: Any, course: Course, entries: list[Entry], modules: list[str]) -> str:
-    if not modules:
-        return ""
-    columns = min(3, len(modules))
-    rows = (len(modules) + columns - 1) // columns
-    figure, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.6 * rows), squeeze=False)
-    for index, module in enumerate(modules):
-        exercise = course.exercise(module)
-        values = [e.scores(course)[module] for e in entries if module in e.scores(course)]
-        _histogram(plt, axes[index // columns][index % columns], values, exercise.points, module,
-                   f"points of {exercise.points_text}")
-    for index in range(len(modules), rows * columns):
-        axes[index // columns][index % columns].axis("off")
-    figure.tight_layout()
-    return _figure_html(figure, "histograms of the points per exercise: " + ", ".join(modules))
-
-
-# --------------------------------------------------------------------------- the page
 
 
 def _quartiles(values: list[float]) -> tuple[float, float, float] | None:
@@ -538,7 +66,7 @@ def _stats_line(values: list[float], unit: str = "") -> str:
 def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats: list[PropertyStats],
            similar: Similarity | None, names: Names) -> str:
     """The page's HTML."""
-    plt = _pyplot()
+    plt = pyplot()
     esc = html.escape
     entries = batch.entries
     graded = [e for e in entries if e.graded and e.grade]
@@ -569,19 +97,19 @@ def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats
         maximum, extra = course.full_marks(modules), course.bonus_marks(modules)
         out.append(f"<p>Total, out of {esc(course.full_marks_text(modules))}: {_stats_line(totals)}.</p>")
         figure, axis = plt.subplots(figsize=(6.5, 2.8))
-        _histogram(plt, axis, totals, maximum + extra, "Total score (bonus included)",
+        histogram(plt, axis, totals, maximum + extra, "Total score (bonus included)",
                    f"points of {course.full_marks_text(modules)}")
         if extra:
             axis.axvline(maximum, color="#56606b", linestyle="--", linewidth=1)
-        out.append(_figure_html(figure, "histogram of the total scores"))
+        out.append(figure_html(figure, "histogram of the total scores"))
         out.append("<h3>Per exercise</h3>")
-        out.append(_exercise_plots(plt, course, entries, regular))
+        out.append(exercise_plots(plt, course, entries, regular))
         out.append(_exercise_table(course, entries, regular))
     if bonus:
         out.append('<h3 id="bonus">Bonus (extra credit, on top of the full marks)</h3>')
         out.append(f"<p>Bonus points: {_stats_line(bonuses)}; "
                    f"{sum(1 for b in bonuses if b > 0)} of {len(bonuses)} submissions earned some.</p>")
-        out.append(_exercise_plots(plt, course, entries, bonus))
+        out.append(exercise_plots(plt, course, entries, bonus))
         out.append(_exercise_table(course, entries, bonus))
     out.append("<h3>Time per submission</h3>")
     if batch.origin == "nbgrader":
@@ -595,7 +123,7 @@ def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats
         axis.set_xlabel("seconds", fontsize=9)
         axis.set_ylabel("submissions", fontsize=9)
         axis.yaxis.get_major_locator().set_params(integer=True)
-        out.append(_figure_html(figure, "histogram of grading times"))
+        out.append(figure_html(figure, "histogram of grading times"))
     out.append(_submission_table(course, entries, regular, bonus, names))
     out.append("</section>")
 
@@ -620,7 +148,7 @@ def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats
         axis.set_xlim(0, 100)
         axis.set_xlabel("% of graded submissions failing", fontsize=9)
         axis.tick_params(axis="y", labelsize=7)
-        out.append(_figure_html(figure, "failure share per property"))
+        out.append(figure_html(figure, "failure share per property"))
     out.append(_property_table(stats))
     out.append("<h3>Counterexamples of the public properties</h3>")
     out.append(_examples(stats, names))
