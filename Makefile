@@ -107,7 +107,7 @@ bench: setup
 	$(BIN)/python benchmarks/unigram.py
 	$(BIN)/python -m autograder bench
 
-# The lesson's real-tokenizer tools (see the README's course notes).
+# The lesson's real-tokenizer tools (see docs/course-notes.md).
 multilingual: setup
 	$(BIN)/python -m tokcourse.tools.multilingual --out outputs/multilingual
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .config import Course, CourseConfigError, load_course
+from .config import LANGUAGES, Course, CourseConfigError, load_course
 from .errors import GraderError, SubmissionError
 
 DESCRIPTION = "``python -m autograder``: the commands students, instructors and course authors run."
@@ -116,9 +116,11 @@ def _delivery(commands: Any) -> None:
     """The commands that build what a delivery channel ships."""
     release = commands.add_parser("release", help="build the student release (no solutions, no hidden properties)")
     release.add_argument("--out", required=True, type=Path, help="a new or empty folder")
+    _language_option(release)
 
     nbgrader = commands.add_parser("nbgrader", help="generate an nbgrader course graded by this engine")
     nbgrader.add_argument("--out", required=True, type=Path, help="the nbgrader course folder (new or empty)")
+    _language_option(nbgrader)
 
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip, or replay one")
     gradescope.add_argument("--out", type=Path,
@@ -129,6 +131,12 @@ def _delivery(commands: Any) -> None:
     gradescope.add_argument("--run", type=Path, metavar="SUBMISSION", dest="replay",
                             help=f"instead, grade SUBMISSION (a {SUBMISSION}) as Gradescope would")
     gradescope.add_argument("--zip", type=Path, help="with --run: the autograder zip to use (default: build one)")
+    _language_option(gradescope)
+
+
+def _language_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--lang", choices=LANGUAGES,
+                         help="the language students read (default: the course file's `language`, else en)")
 
 
 def _authoring(commands: Any) -> None:

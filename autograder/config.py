@@ -6,9 +6,10 @@ time and resource budgets, the caps on feedback, the hypothesis settings and its
 Every path in the file is relative to the file's own folder; the file may have any name, and
 ``Course.file`` is where it was read from, so every command that hands the course on (to a
 grader process, an nbgrader config) names that file and not some ``course.yaml`` beside it.
-``delivery`` names what the delivery channels ship (:mod:`autograder.delivery`) and the
-course text they write (``delivery.templates``); a course without ``solutions`` is a student
-release.
+``delivery`` names what the delivery channels ship (:mod:`autograder.delivery`), the
+course text they write (``delivery.templates``) and the course's texts in other languages
+(``delivery.translations``); ``language`` is the one students read, which every channel
+stores in the course file it ships. A course without ``solutions`` is a student release.
 
 A malformed file never produces a traceback: :func:`load_course` raises
 :class:`CourseConfigError` with one line per problem, each naming the key.
@@ -27,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+Language = Literal["en", "fa"]  # what a course can be delivered in: English (the source) and Persian
+LANGUAGES: tuple[Language, ...] = ("en", "fa")
 TEMPLATE_FIELDS = {  # the placeholders each course text of ``delivery.templates`` may use
     "release_readme": ("title", "package", "exercise_rows", "setup", "data_section"),
     "nbgrader_howto": ("package",),
@@ -90,7 +93,7 @@ class Sandbox(_Strict):
         return env
 
 
-class Templates(_Strict):
+class Texts(_Strict):
     """The course text the delivery channels write, each a file with ``${name}`` placeholders
     (:class:`string.Template`, ``$$`` for a dollar sign; :data:`TEMPLATE_FIELDS` lists them);
     a key left out takes the engine's default, in ``autograder/delivery/templates/``."""
@@ -98,6 +101,17 @@ class Templates(_Strict):
     release_readme: str | None = None  # the student release's README.md
     nbgrader_howto: str | None = None  # "how this notebook works", under each notebook's task
     nbgrader_grade_cell: str | None = None  # each notebook's last cell: the check, and the grade
+
+
+class Templates(Texts):
+    """The course's own texts in English, and under ``fa`` in Persian (the engine's Persian
+    defaults in ``templates/fa/`` fill the keys left out)."""
+
+    fa: Texts = Texts()
+
+    def of(self, language: Language) -> Texts:
+        """The texts a course delivered in ``language`` writes."""
+        return self if language == "en" else getattr(self, language)
 
 
 class Visibility(_Strict):
@@ -117,6 +131,9 @@ class Delivery(_Strict):
     include: list[str] = []  # more course files and folders to ship, such as support packages
     fetch: str | None = None  # the command a student runs to fetch the data the exercises read
     templates: Templates = Templates()  # course text of its own in place of the engine's
+    # a folder of one folder per language (fa/): the titles and the package's docstrings in
+    # that language (autograder.delivery.translation), which a channel ships in their place
+    translations: str | None = None
 
 
 class Mutation(_Strict):
@@ -142,6 +159,7 @@ class Sample(_Strict):
 
 class Course(_Strict):
     title: str
+    language: Language = "en"  # what students read; release, nbgrader and gradescope take --lang to override it
     package: Annotated[str, Field(pattern=IDENTIFIER)]
     solutions: Annotated[str | None, Field(pattern=IDENTIFIER)] = None  # absent in a student release
     provided: list[str] = []
@@ -266,32 +284,32 @@ def _describe(error: ErrorDetails) -> str:
 
 
 def _check_files(course: Course, path: Path) -> None:
-    problems = []
-    for index, exercise in enumerate(course.exercises):
-        if not course.path(exercise.suite).is_file():
-            problems.append(f"exercises[{index}].suite: no such file {exercise.suite!r}")
-    for index, module in enumerate(course.sandbox.support_modules):
-        if not course.path(module).is_file():
-            problems.append(f"sandbox.support_modules[{index}]: no such file {module!r}")
-    for index, sample in enumerate(course.samples):
-        if not course.path(sample.path).exists():
-            problems.append(f"samples[{index}].path: no such file or folder {sample.path!r}")
-    for key in ("package", "solutions"):
-        if getattr(course, key) is not None and not course.path(getattr(course, key)).is_dir():
-            problems.append(f"{key}: no such folder {getattr(course, key)!r}")
-    if course.delivery.locked is not None and not course.path(course.delivery.locked).is_file():
-        problems.append(f"delivery.locked: no such file {course.delivery.locked!r}")
-    for key, relative in course.delivery.templates:
-        if relative is not None:
-            problems += _template_problems(course, key, relative)
+    """Every file and folder the course names exists (and each course text fills in)."""
+    named: list[tuple[str, str | None, str]] = [  # (key, path, what it must be)
+        *((f"exercises[{i}].suite", e.suite, "file") for i, e in enumerate(course.exercises)),
+        *((f"sandbox.support_modules[{i}]", m, "file") for i, m in enumerate(course.sandbox.support_modules)),
+        *((f"samples[{i}].path", s.path, "file or folder") for i, s in enumerate(course.samples)),
+        ("package", course.package, "folder"), ("solutions", course.solutions, "folder"),
+        ("delivery.locked", course.delivery.locked, "file"),
+        ("delivery.translations", course.delivery.translations, "folder"),
+    ]
+    exists = {"file": Path.is_file, "folder": Path.is_dir, "file or folder": Path.exists}
+    problems = [f"{key}: no such {kind} {relative!r}" for key, relative, kind in named
+                if relative is not None and not exists[kind](course.path(relative))]
+    templates = course.delivery.templates
+    for where, texts in (("delivery.templates", templates), ("delivery.templates.fa", templates.fa)):
+        for key in TEMPLATE_FIELDS:
+            relative = getattr(texts, key)
+            if relative is not None:
+                problems += _template_problems(course, f"{where}.{key}", key, relative)
     if problems:
         raise CourseConfigError(f"{path}: " + "; ".join(problems))
 
 
-def _template_problems(course: Course, key: str, relative: str) -> list[str]:
-    """What keeps the course text ``delivery.templates.<key>`` from filling in: no such file,
+def _template_problems(course: Course, where: str, key: str, relative: str) -> list[str]:
+    """What keeps the course text ``where`` (of kind ``key``) from filling in: no such file,
     a lone ``$``, a placeholder the text may not use."""
-    where, path, fields = f"delivery.templates.{key}", course.path(relative), TEMPLATE_FIELDS[key]
+    path, fields = course.path(relative), TEMPLATE_FIELDS[key]
     if not path.is_file():
         return [f"{where}: no such file {relative!r}"]
     try:

@@ -243,12 +243,12 @@ def test_no_scheduler_is_one_clear_line(tmp_path):
     assert "Traceback" not in malformed.stderr
 
 
-def test_the_readme_s_slurm_snippet_makes_a_job_script(tmp_path, monkeypatch):
+def test_the_cluster_page_s_slurm_snippet_makes_a_job_script(tmp_path, monkeypatch):
     pytest.importorskip("dask_jobqueue", reason="the cluster extra (make setup installs it)")
     make_certs(tmp_path / "certs")
     monkeypatch.chdir(tmp_path)  # where the snippet's relative certs/ is
-    readme = (ROOT / "README.md").read_text()
-    snippet = readme.split("<!-- slurm-start -->")[1].split("<!-- slurm-end -->")[0]
+    page = (ROOT / "docs" / "cluster.md").read_text()
+    snippet = page.split("<!-- slurm-start -->")[1].split("<!-- slurm-end -->")[0]
     code = snippet.split("```python")[1].split("```")[0]
     before_scale = code.split("cluster.scale(")[0]  # submitting jobs needs a real SLURM
     namespace: dict = {}

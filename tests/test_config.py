@@ -22,7 +22,7 @@ def write_variant(tmp_path: Path, change) -> Path:
     """The real course.yaml, changed by ``change(dict)``, next to copies of what it points at."""
     raw = yaml.safe_load((ROOT / "course.yaml").read_text())
     change(raw)
-    for name in ("suites", "solutions", "exercises", "tokcourse", "samples"):
+    for name in ("suites", "solutions", "exercises", "tokcourse", "samples", "locale"):
         if not (tmp_path / name).exists():
             (tmp_path / name).symlink_to(ROOT / name)
     path = tmp_path / "course.yaml"
@@ -106,3 +106,39 @@ def test_bonus_points_come_on_top_of_the_full_marks(tmp_path):
     assert [e.points_text for e in plain.exercises] == ["20", "25", "20", "15", "20"]
     course = load_course(ROOT / "course.yaml")
     assert course.exercise("ex6_unigram").points_text == "10 bonus"
+
+
+def test_the_course_s_language_is_checked_and_the_channels_override_it(tmp_path):
+    """``language`` is en or fa (default en); ``--lang`` of release, nbgrader and gradescope
+    overrides it and takes nothing else; a course's Persian texts are checked as its English ones."""
+    assert load_course(ROOT / "course.yaml").language == "en"
+    assert load_course(write_variant(tmp_path, lambda c: c.pop("language"))).language == "en"
+    with pytest.raises(CourseConfigError, match=r"language: Input should be 'en' or 'fa' \(got 'de'\)"):
+        load_course(write_variant(tmp_path, lambda c: c.update(language="de")))
+    with pytest.raises(CourseConfigError, match=r"delivery\.translations: no such folder 'nowhere'"):
+        load_course(write_variant(tmp_path, lambda c: c["delivery"].update(translations="nowhere")))
+    (tmp_path / "howto.md").write_text("${points} is not a placeholder of the how-to\n")
+    wrong = write_variant(tmp_path, lambda c: c["delivery"].update(templates={"fa": {"nbgrader_howto": "howto.md"}}))
+    with pytest.raises(CourseConfigError,
+                       match=r"delivery\.templates\.fa\.nbgrader_howto: unknown placeholder \$\{points\}"):
+        load_course(wrong)
+    for command in ("release", "nbgrader", "gradescope"):
+        run = autograder(command, "--out", str(tmp_path / command), "--lang", "de")
+        assert run.returncode == 2 and "--lang: invalid choice: 'de'" in run.stderr, run.stderr
+    run = autograder("gradescope", "--run", "solutions", "--zip", str(tmp_path / "built.zip"), "--lang", "fa")
+    assert run.returncode == 2 and "--lang chooses the language a bundle is built in" in run.stderr, run.stderr
+
+
+def test_a_persian_course_uses_its_own_persian_texts(tmp_path):
+    from autograder.delivery.release import student_readme
+
+    (tmp_path / "readme.md").write_text("# ${title}\nOur own words.\n${exercise_rows}\n${setup}\n${data_section}\n")
+    (tmp_path / "readme-fa.md").write_text("# ${title}\nسخن خودمان.\n${exercise_rows}\n${setup}\n${data_section}\n")
+    own = load_course(write_variant(tmp_path, lambda c: c["delivery"].update(
+        templates={"release_readme": "readme.md", "fa": {"release_readme": "readme-fa.md"}})))
+    assert "Our own words." in student_readme(own)
+    persian = student_readme(own.model_copy(update={"language": "fa"}))
+    assert "سخن خودمان." in persian and "Our own words." not in persian
+    engine = load_course(write_variant(tmp_path, lambda c: c["delivery"].update(
+        templates={"release_readme": "readme.md"})))  # no Persian text of its own: the engine's
+    assert "نسخه‌ی شما از درس" in student_readme(engine.model_copy(update={"language": "fa"}))

@@ -1,4 +1,5 @@
-"""The documentation: the site builds with no warning, and the README's links lead somewhere.
+"""The documentation: the site builds with no warning, the README stays a front door, and its
+links lead somewhere.
 
 MkDocs in strict mode (``mkdocs.yml``'s ``validation``) refuses a page's link to a missing page
 or heading, and a page left out of the nav; the README lives outside the site, so its relative
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
+README_LINES = 250  # a front door: what it is, the two commands, a short section per reader
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*$", flags=re.M)
 
@@ -50,6 +52,17 @@ def broken_links(page: Path) -> list[str]:
         elif anchor and where.suffix == ".md" and anchor not in anchors(where):
             broken.append(f"{target}: no such heading")
     return broken
+
+
+def test_the_readme_is_a_front_door_and_the_rest_lives_in_the_docs():
+    """Under :data:`README_LINES` lines, with its sections for the four readers, each linking
+    into the docs."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < README_LINES, f"README.md has {len(text.splitlines())} lines: move detail to docs/"
+    sections = {part.splitlines()[0]: part for part in re.split(r"^(?=## )", text, flags=re.M)}
+    for reader in ("## For students", "## For instructors", "## For course authors", "## For developers"):
+        assert reader in sections, f"README.md has no section {reader!r}"
+        assert "](docs/" in sections[reader], f"README.md's {reader!r} links to no page of docs/"
 
 
 def test_the_readme_s_links_lead_to_files_and_headings_that_exist():

@@ -1,18 +1,20 @@
 """The instructor's path as the documentation writes it, run as written.
 
-Every ``sh`` block of the README's sections "For students" and "For instructors", and of
-``docs/nbgrader.md``, ``docs/gradescope.md`` and ``docs/class-report.md``, is read from the page
-and run here by bash (``set -eo pipefail``: any command that fails fails the test), in the
-order an instructor and a student take them, and what the text says a step leaves behind is
-checked. The blocks run in a copy of the course made of links to this repository (the
-documented commands write into the course folder), with a temporary home folder and only the
-system's ``PATH``. A page whose first block sets variables (``docs/nbgrader.md``) has that block
-run before each of its blocks, as the page asks of its reader; of its variables only those
-naming places outside the temporary folders (the course, the exchange) are pointed elsewhere.
+Every ``sh`` block of the README's sections "For students" and "For instructors", and of the
+pages of ``docs/`` that show commands to run (the channels step by step, the class report, the
+course notes), is read from the page and run here by bash (``set -eo pipefail``: any command
+that fails fails the test), in the order an instructor and a student take them, and what the
+text says a step leaves behind is checked. The blocks run in a copy of the course made of links
+to this repository (the documented commands write into the course folder), with a temporary
+home folder and only the system's ``PATH``. A page whose first block sets variables
+(``docs/nbgrader.md``) has that block run before each of its blocks, as the page asks of its
+reader; of its variables only those naming places outside the temporary folders (the course,
+the exchange) are pointed elsewhere.
 
-Every ``sh`` block of every page of ``docs/`` is run here or listed in :data:`NOT_RUN` with the
-reason it cannot be: a block that neither claims fails :func:`test_every_documented_block_is_run`,
-so a command added to the documentation needs a place in these scenarios or a reason.
+Every ``sh`` block of every page of ``docs/`` is run here, listed in :data:`SAME` as the very
+block another page shows (and run there), or listed in :data:`NOT_RUN` with the reason it
+cannot be: a block that none claims fails :func:`test_every_documented_block_is_run`, so a
+command added to the documentation needs a place in these scenarios or a reason.
 """
 
 from __future__ import annotations
@@ -39,15 +41,20 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 COURSE = load_course(ROOT / "course.yaml")
 FIRST = "ex1_merge_tracing"
-DOCS = {"README.md": ("## For students", "## For instructors"), "docs/nbgrader.md": None,
-        "docs/gradescope.md": None, "docs/class-report.md": None}
+DOCS = {"README.md": ("## For students", "## For instructors")}  # a page not named here: all its blocks
 # page -> the text that picks each block out, in the order the scenarios below run them
 STEPS = {
     "README.md": ["autograder release --out", "autograder check", "autograder grade", "autograder report"],
+    "docs/release.md": ["--exercise ex1_merge_tracing"],
     "docs/class-report.md": ["autograder report"],
     "docs/nbgrader.md": ["EXCHANGE=", "chmod", "autograder nbgrader", "generate_assignment", "fetch_assignment",
                          "nbgrader submit", "nbgrader autograde", "fetch_feedback", "autograder report"],
     "docs/gradescope.md": ["gradescope --out autograder.zip", "--exercise ex1_merge_tracing"],
+    "docs/course-notes.md": ["registry list"],
+}
+# page -> the text that picks out a block -> the page that shows the same block, whose scenario runs it
+SAME = {
+    "docs/release.md": {"autograder release --out": "README.md", "--out grades/ --jobs 2": "README.md"},
 }
 # page -> the text that picks out a block no scenario runs -> why
 NOT_RUN = {
@@ -55,8 +62,12 @@ NOT_RUN = {
                                   "which the machine running these tests already has"},
     "docs/development.md": {"make test-unit": "runs the test suite, which holds this test",
                             ".venv/bin/pre-commit install": "installs a hook into the clone's .git"},
+    "docs/cluster.md": {"dask scheduler": "starts a scheduler and workers that serve until stopped; "
+                                          "tests/test_cluster.py starts its own on 127.0.0.1 and grades over TLS"},
+    "docs/course-notes.md": {"make multilingual": "each target starts with the set-up, which installs system "
+                                                  "packages; tests/test_multilingual.py and tests/test_analyzer.py "
+                                                  "run the tools"},
 }
-
 
 def pages() -> list[str]:
     """The README and every page of ``docs/``."""
@@ -82,11 +93,17 @@ def block(page: str, marker: str) -> str:
 
 def test_every_documented_block_is_run():
     for page in pages():
-        markers = [*STEPS.get(page, ()), *NOT_RUN.get(page, {})]
+        markers = [*STEPS.get(page, ()), *SAME.get(page, {}), *NOT_RUN.get(page, {})]
         claimed = [b for b in blocks(page) if any(marker in b for marker in markers)]
         assert claimed == blocks(page), \
             f"{page}: a block no scenario runs and NOT_RUN does not list: {set(blocks(page)) - set(claimed)}"
         assert all(block(page, marker) for marker in markers)
+
+
+def test_a_block_two_pages_show_is_the_same_block():
+    for page, others in SAME.items():
+        for marker, other in others.items():
+            assert block(page, marker) == block(other, marker), f"{page} and {other} show {marker!r} differently"
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +181,25 @@ def test_the_readme_s_instructor_and_student_path(place):
         report = (course / "report.html").read_text(encoding="utf-8")
         totals = dict(re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)"', report))
         assert totals == {name: row["score"] for name, row in rows.items()}, "the report's totals are grades.csv's"
+
+
+def test_the_release_page_s_weekly_hand_in(place):
+    """One exercise graded and recorded alone, into a folder of its own."""
+    said = " ".join(run("docs/release.md", "--exercise ex1_merge_tracing", place).split())
+    grades = place["course"] / "grades-ex1"
+    rows = {row["submission"]: row for row in csv.DictReader((grades / "grades.csv").open())}
+    assert rows["alice"]["score"] == "20" and rows["alice"]["max_score"] == "20", said
+    assert rows["alice"][FIRST] == "20" and all(rows["alice"][e.module] == "" for e in COURSE.exercises[1:])
+    feedback = (grades / "alice" / "feedback.md").read_text(encoding="utf-8")
+    assert "**Score: 20 / 20**" in feedback and f"Only {FIRST} was graded" in feedback
+
+
+def test_the_course_notes_real_tokenizers(place):
+    """The registry lists the lesson's tokenizers, and each loads offline and gives its known ids."""
+    said = run("docs/course-notes.md", "registry list", place)
+    for name in ("bert-base-uncased", "mistral-7b", "gpt2", "cl100k_base", "llama3", "o200k_base", "jurassic-2"):
+        assert name in said
+    assert "all 7 tokenizers load offline" in said
 
 
 def test_the_nbgrader_page_from_the_course_to_the_export(place):

@@ -113,10 +113,9 @@ def get_pair_counts(ids):
                 loot.append(path + ": " + repr(open(path, "rb").read(20)))
             except OSError:
                 pass
-    for folder in ({root!r}, {out!r}):
-        try:
+    for folder in ({root!r}, {out!r}):  # judged from the host by the test: inside bubblewrap a path
+        try:                                # under /tmp may be the worker's private tmpfs
             open(folder + "/PWNED", "w").write("x")
-            loot.append("wrote " + folder)
         except OSError:
             pass
     try:

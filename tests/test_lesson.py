@@ -1,6 +1,7 @@
 """The lesson's worked code: BPE round-trips, follows the rules, passes its doctests."""
 
 import doctest
+import inspect
 import math
 
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from exercises.lesson import (
     get_pair_counts,
     merge_pair,
 )
+from tests.conftest import ROOT
 
 SETTINGS = settings(database=None, derandomize=True, deadline=None)
 
@@ -139,3 +141,26 @@ def test_lesson_unigram_agrees_with_the_reference():
         assert all(math.isclose(new[p], expected[p], abs_tol=1e-12) for p in expected)
 
     agree()
+
+
+def test_one_persian_word_spelled_three_ways_is_three_byte_sequences_and_token_counts(fetched, monkeypatch):
+    """The lesson's step 5: without its ZWNJ, or with Arabic yeh and kaf, a Persian word reads
+    the same but is other bytes, and the lesson's BPE and cl100k_base count other tokens."""
+    from tokcourse import assets
+    from tokcourse.grading import encoders
+
+    word = "کتاب" + "\u200c" + "های"
+    spelled = lesson.spellings(word)
+    assert spelled["persian"] == word
+    assert spelled["no_zwnj"] == "کتابهای" and spelled["arabic_letters"] == "\u0643تاب\u200cهاي"
+    assert len({s.encode("utf-8") for s in spelled.values()}) == 3
+    assert [len(s.encode("utf-8")) for s in spelled.values()] == [17, 14, 17]
+
+    text = "کتاب_های من روی میز است. کتاب_های تو کجاست؟ این کتاب_ها را کی خواندی؟".replace("_", "\u200c")
+    tok = BPETokenizer().train(text, 20)
+    counts = {name: len(tok.encode(s)) for name, s in spelled.items()}
+    assert counts == {"persian": 3, "no_zwnj": 6, "arabic_letters": 5}  # as the docstring's example says
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(assets.tiktoken_cache_dir(ROOT)))
+    assert [len(encoders.cl100k(s)) for s in spelled.values()] == [6, 5, 7]  # as the docstring's prose says
+    assert "``cl100k_base`` gives the three\n    spellings 6, 5 and 7 tokens" in inspect.getsource(lesson.spellings)

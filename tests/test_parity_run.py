@@ -1,7 +1,7 @@
 """The real exercise-5 run: how many merges reach within 10% of cl100k_base on the corpus.
 
-The figures here are the ones quoted in the README's course notes; if the corpus, the
-tokenizer file or the reference changes, this test says so.
+The figures here are the ones quoted in the course notes (docs/course-notes.md); if the
+corpus, the tokenizer file or the reference changes, this test says so.
 """
 
 

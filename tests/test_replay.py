@@ -1,4 +1,4 @@
-"""Replaying a passing property's examples (``autograder/replay.py``) changes no grade.
+"""Replaying a passing property's examples (``autograder/engine/replay.py``) changes no grade.
 
 The toy course (``tests/fixtures/toy_course``) is graded here in this process, each test with
 its own empty record folder: the first grading records, the later ones replay, and every

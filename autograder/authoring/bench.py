@@ -105,7 +105,7 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
     ``reference_seconds_first`` is the course's first grading on a machine, which records them;
     every later figure replays them, as every grading after the first does. A lone grading runs
     as ``grade`` runs it, with a job per core (its exercises spread over them:
-    :class:`autograder.batch.batch.Parts`); ``reference_seconds_jobs1`` is the same with ``--jobs 1``."""
+    :class:`autograder.batch.parts.GradingInParts`); ``reference_seconds_jobs1`` is the same with ``--jobs 1``."""
     quiet = Console(file=open(os.devnull, "w"))
     figures: dict[str, float | None] = {}
     cores = os.cpu_count() or 1

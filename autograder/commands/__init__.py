@@ -6,6 +6,8 @@ command loads only what it uses. What more than one command needs of the course 
 
 from __future__ import annotations
 
+import argparse
+
 from ..config import Course
 from ..errors import GraderError
 
@@ -15,3 +17,8 @@ def refuse_release(course: Course) -> None:
     if course.is_release:
         raise GraderError("this is a student release: it has no solutions and no hidden properties, so it "
                           "cannot grade; use `check`")
+
+
+def in_chosen_language(course: Course, args: argparse.Namespace) -> Course:
+    """The course in the language ``--lang`` chose, else as its file says."""
+    return course.model_copy(update={"language": args.lang}) if args.lang else course

@@ -1,4 +1,4 @@
-"""``gradescope --out FILE.zip [--exercise X]``: a Gradescope autograder (of exercise ``X`` alone,
+"""``gradescope --out FILE.zip [--exercise X] [--lang fa|en]``: a Gradescope autograder (of exercise ``X`` alone,
 if given); ``gradescope --run SUBMISSION [--zip FILE.zip] [--out DIR]`` replays one on a
 submission, as Gradescope would, and checks its ``results.json``
 (:mod:`autograder.delivery.gradescope`)."""
@@ -15,9 +15,11 @@ from ..config import Course
 from ..delivery.gradescope import Replay, build_gradescope, replay
 from ..errors import GraderError
 from ..results import Grade
+from . import in_chosen_language
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
+    course = in_chosen_language(course, args)
     if args.replay is None:
         out = args.out or Path("autograder.zip")
         build_gradescope(course, out, args.exercise)
@@ -30,6 +32,9 @@ def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     if args.zip is not None and args.exercise:
         raise GraderError("--exercise chooses what a bundle grades: give it when the bundle is built "
                           "(gradescope --out FILE.zip --exercise X), not with --zip")
+    if args.zip is not None and args.lang:
+        raise GraderError("--lang chooses the language a bundle is built in: give it when the bundle is built "
+                          "(gradescope --out FILE.zip --lang fa), not with --zip")
     print_replay(console, replay(course, args.replay, args.zip, args.out, args.exercise))
     return 0
 

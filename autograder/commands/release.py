@@ -1,4 +1,4 @@
-"""``release --out DIR``: the student release: no solutions, no hidden properties, sealed locked
+"""``release --out DIR [--lang fa|en]``: the student release: no solutions, no hidden properties, sealed locked
 cases (:mod:`autograder.delivery.release`)."""
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ from rich.console import Console
 
 from ..config import Course
 from ..delivery.release import build_release
+from . import in_chosen_language
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
+    course = in_chosen_language(course, args)
     left_out = build_release(course, args.out)
     console.print(f"Student release written to [bold]{args.out}[/] ({len(left_out)} properties left out: hidden, "
                   "or comparing with the reference). Hand it out: its README.md tells students how to set it up "

@@ -186,7 +186,7 @@ chmod -R go-rwx {private}
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$SOURCE"
-if [ "${{1:-}}" = --record ]; then  # setup.sh: record the examples in root's cache (autograder/replay.py)
+if [ "${{1:-}}" = --record ]; then  # setup.sh: record the examples in root's cache (autograder/engine/replay.py)
   "$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$SOURCE/{solutions}" --out "$work/graded" \\
     --jobs 1{exercises}
   exit

@@ -23,7 +23,8 @@ notebook holds:
 
 The task's "how this notebook works" and the grade cell's comment are the course texts
 ``nbgrader_howto`` and ``nbgrader_grade_cell``
-(:func:`~autograder.delivery.shipping.course_text`). Every code cell but the grade cell, in
+(:func:`~autograder.delivery.shipping.course_text`). All of it is in the course's
+``language`` (:mod:`.translation`), and so is the grading copy's course file. Every code cell but the grade cell, in
 order, makes the exercise's module (:mod:`autograder.batch.notebook`);
 :class:`autograder.delivery.nbgrader_grade.SandboxGrade` grades that module with the engine.
 ``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so nbgrader never runs
@@ -44,6 +45,7 @@ from ..config import Course, Exercise
 from ..errors import GraderError
 from .release import build_release
 from .shipping import TEMPLATES, course_text, grading_copy, new_folder, ship
+from .translation import localize, markdown, module_source, points_text, title
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE"
@@ -66,6 +68,7 @@ def build_nbgrader_course(course: Course, out: Path) -> None:
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{exercise.module}.ipynb")
         ship(course, list(course.provided), folder)
+        localize(course, folder)
         shutil.copytree(out / "release-check", folder / "grader")
     shutil.rmtree(out / "release-check")
     grading_copy(course, out / GRADING, "the grading copy that nbgrader_config.py names")
@@ -83,12 +86,12 @@ def exercise_notebook(course: Course, exercise: Exercise):
     import nbformat.v4 as v4
 
     module = exercise.module
-    stub = _Source((course.path(course.package) / f"{module}.py").read_text(encoding="utf-8"))
+    stub = _Source(module_source(course, course.path(course.package) / f"{module}.py"))
     reference = _flatten(course.solutions_path(), module)
     how_to = _cell_text(course, "nbgrader_howto", package=course.package)
-    task = f"# {exercise.title}\n\n{_markdown(stub.docstring)}\n\n{how_to}"
+    task = markdown(course, f"# {title(course, exercise)}\n\n{_markdown(stub.docstring)}\n\n{how_to}")
     cells = [v4.new_markdown_cell(task, metadata=_meta(f"{module}_task", locked=True))]
-    cells += [v4.new_markdown_cell(f"## `{path}`\n\n{_markdown(doc)}",
+    cells += [v4.new_markdown_cell(markdown(course, f"## `{path}`\n\n{_markdown(doc)}"),
                                    metadata=_meta(f"{module}_{Path(path).stem}_notes", locked=True))
               for path, doc in _provided_docs(course)]
     given = stub.text_of([node for node in stub.body if not _graded(node)])
@@ -103,7 +106,7 @@ def exercise_notebook(course: Course, exercise: Exercise):
         else:
             text = _function_cell(stub, node, reference.find(node.name), reference)
         cells.append(v4.new_code_cell(text, metadata=_meta(f"{module}_{node.name}", solution=True)))
-    grade_cell = _cell_text(course, "nbgrader_grade_cell", points=exercise.points_text, module=module)
+    grade_cell = _cell_text(course, "nbgrader_grade_cell", points=points_text(course, exercise), module=module)
     points = 0 if exercise.bonus else exercise.points  # a bonus is extra credit: nbgrader_grade.SaveExtraCredit
     cells.append(v4.new_code_cell(grade_cell,
                                   metadata=_meta(f"{module}_grade", grade=True, locked=True, points=points)))
@@ -134,7 +137,7 @@ def _provided_docs(course: Course) -> list[tuple[str, str]]:
     for relative in course.provided:
         path = course.path(relative)
         if path.suffix == ".py" and path.name != "__init__.py":
-            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+            doc = ast.get_docstring(ast.parse(module_source(course, path)))
             if doc:
                 docs.append((relative, doc))
     return docs

@@ -4,7 +4,7 @@
 It stages the notebook as a submission, so that every code cell but the grade cell, in
 order and with IPython's syntax made plain Python, becomes the exercise module
 (:mod:`autograder.batch.notebook`); grades it in the course's grader process (a
-:class:`~autograder.batch.batch.GraderProcess`, the sandboxed engine, only that exercise's suite;
+:class:`~autograder.batch.grader.GraderProcess`, the sandboxed engine, only that exercise's suite;
 one process serves every notebook of the run) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
 ``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
@@ -209,7 +209,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
 def _grader(course: Course) -> GraderProcess:
     """The course's grader process: one for every notebook this nbgrader run hands over, of
     one student or of the whole class, as a batch keeps one per grading thread (student code
-    never runs in it, and each grading starts afresh: :class:`~autograder.batch.batch.GraderProcess`).
+    never runs in it, and each grading starts afresh: :class:`~autograder.batch.grader.GraderProcess`).
     ``nbgrader autograde ex1`` for a class so starts one grader, not one per student."""
     if course.file not in _GRADER:
         _close_graders()

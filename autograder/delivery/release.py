@@ -17,6 +17,9 @@
   knows no course's data tool: ``delivery.fetch`` in the course file names the command, and
   the sandbox's ``env`` (``{root}`` read as the release folder) says where the fetched files
   are looked for.
+
+All of it is in the course's ``language`` (:mod:`.translation`): the package's docstrings,
+the titles and the README; ``course.yaml`` records the language.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ import yaml
 from ..authoring.locked.seal import seal
 from ..config import Course, load_course
 from ..errors import GraderError
-from .shipping import ENGINE_DIR, course_text, course_yaml, lock_files, new_folder, ship, ship_engine
+from .shipping import ENGINE_DIR, course_text, course_yaml, fill, lock_files, new_folder, ship, ship_engine, template
+from .translation import localize, markdown, points_text, title
 
 HIDDEN_MARK = "pytest.mark.hidden"
 REFERENCE_FIXTURE = "reference"
@@ -46,6 +50,7 @@ def build_release(course: Course, out: Path) -> list[str]:
     new_folder(out)
     ship(course, _common_paths(course), out)
     ship_engine(out)
+    localize(course, out)
     removed = []
     for exercise in course.exercises:
         text, names = public_suite(course.path(exercise.suite).read_text(encoding="utf-8"))
@@ -293,27 +298,17 @@ def data_section(course: Course) -> str:
     env = "".join(f"export {key}={value.format(root='$PWD')}\n" for key, value in course.sandbox.env.items())
     shipped = _common_paths(course)
     files = ", ".join(f"`{name}`: `{path}`" for name, path in course.data.items() if path not in shipped)
-    where = ("\nThe self-check tells your code where the fetched files are; set the same yourself (from this\n"
-             f"folder) when you run your code outside the self-check, for example in a Python session:\n\n"
-             f"```sh\n{env}```\n") if env else ""
-    return f"""
-## Fetch the data
-
-Some exercises' questions read data this copy does not hold{f" ({files})" if files else ""}.
-Fetch it once, from this folder:
-
-```sh
-.venv/bin/{command}
-```
-{where}"""
+    where = fill(template(course, "data_env.md"), env=env) if env else ""
+    return fill(template(course, "data_section.md"), files=f" ({files})" if files else "", command=command, where=where)
 
 
 def student_readme(course: Course) -> str:
     """The README of the release: what is where, self-check, the data to fetch, submission."""
-    rows = "\n".join(f"| `{e.module}` | {e.title} | {e.points_text} |" for e in course.exercises)
+    rows = "\n".join(f"| `{e.module}` | {title(course, e)} | {points_text(course, e)} |" for e in course.exercises)
     locks = lock_files(course)
     install = "".join(f" -r {p}" for p in locks)
     setup = (f"python3 -m venv .venv\n.venv/bin/python -m pip install{install}\n" if locks else
              "python3 -m venv .venv   # then install what your instructor names\n")
-    return course_text(course, "release_readme", title=course.title, package=course.package, exercise_rows=rows,
-                       setup=setup, data_section=data_section(course), first_module=course.exercises[0].module)
+    return markdown(course, course_text(course, "release_readme", title=title(course), package=course.package,
+                                        exercise_rows=rows, setup=setup, data_section=data_section(course),
+                                        first_module=course.exercises[0].module))

@@ -2,9 +2,11 @@
 the course file rewritten for a channel, and the course text they write from templates.
 
 A course text is a file with ``${name}`` placeholders (:class:`string.Template`): the one
-``course.yaml`` names under ``delivery.templates``, else the engine's default in
-``templates/`` beside this module. :mod:`autograder.config` checks a course's own templates
-when it loads the course.
+``course.yaml`` names under ``delivery.templates`` (``delivery.templates.fa`` for a course in
+Persian), else the engine's default in ``templates/`` beside this module (``templates/fa/``
+in Persian). :mod:`autograder.config` checks a course's own templates when it loads the
+course. What a channel ships is in the course's ``language`` (:mod:`.translation`), which the
+course file it writes records.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import yaml
 
 from ..config import Course
 from ..errors import GraderError
+from .translation import localize, titled
 
 ENGINE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -55,6 +58,7 @@ def grading_copy(course: Course, out: Path, purpose: str) -> None:
     ship(course, [course.package, *course.provided, course.solutions, *(e.suite for e in course.exercises),
                   *course.sandbox.support_modules, *readable, *course.delivery.include], out)
     ship_engine(out)
+    localize(course, out)
     header = f"{course.title}: {purpose}, written by `python -m autograder`."
     (out / "course.yaml").write_text(course_yaml(course, header, ("samples", "delivery")), encoding="utf-8")
 
@@ -65,18 +69,30 @@ def lock_files(course: Course) -> list[str]:
 
 
 def course_yaml(course: Course, header: str, drop: tuple[str, ...], **extra) -> str:
-    """The course file with the keys ``drop`` left out and ``extra`` added, under a comment."""
+    """The course file with the keys ``drop`` left out and ``extra`` added, under a comment; its
+    ``language`` is the course's, and so are the titles."""
     raw = yaml.safe_load(course.file.read_text(encoding="utf-8"))
     for key in drop:
         raw.pop(key, None)
     comment = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
-    return comment + yaml.safe_dump(raw | extra, sort_keys=False, allow_unicode=True)
+    return comment + yaml.safe_dump(titled(course, raw) | {"language": course.language} | extra, sort_keys=False,
+                                    allow_unicode=True)
 
 
 def course_text(course: Course, key: str, **fields: object) -> str:
-    """The course text ``key`` of ``delivery.templates`` (or the engine's default) filled in with ``fields``."""
-    chosen = getattr(course.delivery.templates, key)
-    path = course.path(chosen) if chosen else TEMPLATES / DEFAULT_TEMPLATES[key]
+    """The course text ``key`` of ``delivery.templates`` in the course's language (or the engine's
+    default) filled in with ``fields``."""
+    chosen = getattr(course.delivery.templates.of(course.language), key)
+    return fill(course.path(chosen) if chosen else template(course, DEFAULT_TEMPLATES[key]), **fields)
+
+
+def template(course: Course, name: str) -> Path:
+    """The engine's template ``name`` in the course's language."""
+    return TEMPLATES / name if course.language == "en" else TEMPLATES / course.language / name
+
+
+def fill(path: Path, **fields: object) -> str:
+    """The template file ``path`` filled in with ``fields``."""
     return string.Template(path.read_text(encoding="utf-8")).substitute(fields)
 
 

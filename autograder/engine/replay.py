@@ -115,7 +115,7 @@ def _example(record: Any) -> Example:
 def cache_folder() -> Path | None:
     """Where this process keeps records: ``$AUTOGRADER_RECORDS`` if set (``off``: nowhere), else
     beside hypothesis's own files (the grader's cache, see
-    :func:`autograder.batch.batch.hypothesis_storage`). Only a folder that is this user's alone,
+    :func:`autograder.batch.grader.hypothesis_storage`). Only a folder that is this user's alone,
     in a folder that is this user's alone, is used: whoever can write a record there decides
     which examples a property sees."""
     chosen = os.environ.get("AUTOGRADER_RECORDS")

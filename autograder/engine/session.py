@@ -252,7 +252,7 @@ class Session:
         return (target._label, name) in self.members and self.worker is not None and self.lookups is None
 
     def _call_member(self, member: DeferredLookup, args: tuple, kwargs: dict) -> Any:
-        """``member(*args, **kwargs)`` in one request (:func:`autograder.isolation.inside.worker.call_member`)."""
+        """``member(*args, **kwargs)`` in one request (the worker's ``call_member``)."""
         target, name = member._target, member._name
         message = {"op": "call", "target": target, "name": name, "args": list(args), "kwargs": kwargs}
         answer = self._ask(message, CallText(member._label, args, kwargs))

@@ -13,7 +13,7 @@ same terms when creating one can only raise ``NotImplementedError``: it has no b
 metaclass or decorator, and its body holds a docstring and ``def`` statements only, with one
 undecorated ``__init__`` that is such a stub and no ``__new__``. :func:`sure_stubs` returns
 their signatures (a class's without ``self``), so that a call whose arguments bind can be
-answered "not implemented yet" without a worker (:class:`~autograder.engine.session.Known`), exactly
+answered "not implemented yet" without a worker (:class:`~autograder.engine.session.FreshAnswers`), exactly
 as a worker would answer it.
 
     >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))

@@ -53,7 +53,7 @@ _EXPECTED = re.compile(r"^(?:(?P<call>.*?): )?expected (?P<expected>.*?), got (?
 
 
 def read_failure(output: str) -> Example:
-    """A failed public property's feedback (:func:`autograder.engine.plugin._feedback`: the summary, a
+    """A failed public property's feedback (:func:`autograder.engine.feedback.property_feedback`: the summary, a
     blank line, the message, then hypothesis's notes) taken apart."""
     body = split_feedback(output)[1].splitlines()
     arguments: list[str] = []
