@@ -351,3 +351,34 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     assert len(starts) == 1, "one job, one grader process"
     assert {name: grade.results for name, grade, _ in rows} == {n: g.results for n, g in fresh.items()}
     assert all(grader.process is None for grader in starts), "the batch closes its grader processes"
+
+
+# -- one process, two courses -----------------------------------------------------------------
+
+
+def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(tmp_path):
+    """A process that graded one course grades another whose suites and solutions have the same
+    module names (two versions of a course, a release beside its source) by the second's files,
+    not by the modules the first left imported."""
+    from autograder.batch.staging import stage
+    from autograder.config import load_course
+    from autograder.engine.run import grade_staged
+
+    first = shutil.copytree(TOY, tmp_path / "first", ignore=SKIPPED)
+    second = shutil.copytree(TOY, tmp_path / "second", ignore=SKIPPED)
+    suite = second / "suites" / "ex_sum.py"
+    suite.write_text(suite.read_text().replace(PUBLIC, "test_add_all_of_the_second_course"))
+    suite.write_text(suite.read_text().replace("sum(values),", "sum(values) + 1,"))  # the second adds one
+    answers = second / "answers" / "ex_sum.py"
+    answers.write_text(answers.read_text().replace("return sum(numbers)", "return sum(numbers) + 1"))
+
+    def grade(root: Path, submission: Path) -> list[tuple[str, bool]]:
+        course = load_course(root / "course.yaml")
+        staged = stage(course, submission)
+        try:
+            return [(r.name, r.passed) for r in grade_staged(course, staged.root, staged.notes).results]
+        finally:
+            staged.remove()
+
+    assert grade(first, first / "answers") == [(PUBLIC, True), (HIDDEN, True)]
+    assert grade(second, second / "answers") == [("test_add_all_of_the_second_course", True), (HIDDEN, True)]

@@ -87,9 +87,28 @@ def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, firs
 
 @contextlib.contextmanager
 def on_path(root: Path) -> Iterator[None]:
-    """Put the course root first on ``sys.path`` (for the solutions and suites) for a while."""
+    """Put the course root first on ``sys.path`` (for the solutions and suites) for a while,
+    having forgotten the modules another course left imported under its names."""
+    forget_other_courses(root)
     sys.path.insert(0, str(root))
     try:
         yield
     finally:
         sys.path.remove(str(root))
+
+
+def forget_other_courses(root: Path) -> None:
+    """Drop from ``sys.modules`` every module named as a folder or module at the top of ``root``
+    (``suites``, the solutions, a support package) but loaded from elsewhere: a process that
+    graded one course, or one version of it, then grades another by the other's own files.
+    This engine and the standard library are never dropped."""
+    root = root.resolve()
+    names = {p.stem if p.suffix == ".py" else p.name for p in root.iterdir() if p.is_dir() or p.suffix == ".py"}
+    names -= {__name__.split(".")[0], *sys.stdlib_module_names}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in names:
+            continue
+        file = getattr(module, "__file__", None)
+        places = [file] if file else list(getattr(module, "__path__", []))
+        if not places or not all(Path(place).resolve().is_relative_to(root) for place in places):
+            del sys.modules[name]
