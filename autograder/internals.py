@@ -11,7 +11,7 @@ too, are in :mod:`autograder.isolation.inside.cpython`, standard library only.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import hypothesis
@@ -51,7 +51,7 @@ def draw_from_the_seed_alone() -> None:
 
 
 @contextlib.contextmanager
-def seeded_randoms() -> Iterator[None]:
+def seeded_randoms() -> Generator[None, None, None]:
     """While inside, the random generators hypothesis manages (the global ``random`` among them) are
     saved first and restored after, as hypothesis does around its examples."""
     if not hasattr(entropy, "deterministic_PRNG"):
@@ -79,7 +79,7 @@ def inner_test(test: Any) -> Callable[..., Any]:
 
 
 @contextlib.contextmanager
-def calling(test: Any, inner: Callable[..., Any]) -> Iterator[None]:
+def calling(test: Any, inner: Callable[..., Any]) -> Generator[None, None, None]:
     """While inside, the hypothesis test ``test`` calls ``inner`` with each example in place of
     its own inner function, which it calls again after."""
     own = inner_test(test)
