@@ -242,9 +242,9 @@ def passes(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[E
     """Whether the test body passes every example, each run as hypothesis runs one: the global
     ``random``, and every other generator that hypothesis manages, seeded with 0 as it starts.
     Hypothesis saves their states before each example and restores them after; here that is
-    done once around them all, which looks the same from inside an example and took 50 µs of
-    each. Anything else, a value returned included (an error under hypothesis), is not
-    passing: a :class:`~autograder.errors.SandboxFailure` and pytest's outcomes derive from
+    done once around them all, which looks the same from inside an example and costs less.
+    Anything else, a value returned included (an error under hypothesis), is not passing: a
+    :class:`~autograder.errors.SandboxFailure` and pytest's outcomes derive from
     ``BaseException``, so only an interrupt goes through."""
     with internals.seeded_randoms():
         for example in examples:

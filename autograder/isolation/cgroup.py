@@ -4,10 +4,10 @@ Resource limits (``setrlimit``) count one process at a time, so a worker with 32
 could hold 32 times its memory. A cgroup counts the worker and everything it starts as one:
 ``memory`` (``memory_mb`` for all of them, tmpfs pages included) and, unless the worker has
 a uid of its own that ``RLIMIT_NPROC`` already counts, ``pids`` (``processes``). Joining a
-v1 cgroup is not free (a worker starts about 12 ms later here), so only these two are used,
+v1 cgroup delays a worker's start, so only these two are used,
 and v1's ``pids`` without a limit only for a cgroup that is *counted*: one whose processes
 are looked for after every call of a long-lived worker (a zygote's), which a count answers
-in one read where the list of processes took 14 µs. A grader process keeps the cgroups of
+in one read, cheaper than reading the list of processes. A grader process keeps the cgroups of
 its finished workers for its next ones.
 
 It uses cgroup v2 where the grader's own cgroup delegates the ``memory`` and ``pids``
@@ -41,7 +41,7 @@ class Cgroup:
         self.folders = folders
         self.version = version
         self.settings = settings
-        self.listing = str(folders[0] / "cgroup.procs")  # a string: read after every call, where a Path took 16 µs
+        self.listing = str(folders[0] / "cgroup.procs")  # a string: read after every call, where a Path costs more
         self.counter: int | None = None  # pids.current, open: its count is read anew at each pread
 
     @classmethod

@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid
 if TYPE_CHECKING:
     from typing import Any
 
-libc = ctypes.CDLL(None, use_errno=True)  # the C library, loaded once (a load took 0.2 ms)
+libc = ctypes.CDLL(None, use_errno=True)  # the C library, loaded once
 libc.syscall.restype = ctypes.c_long
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # same on x86_64 and aarch64

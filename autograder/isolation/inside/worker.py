@@ -114,7 +114,7 @@ class Handles:
 
 def describe_error(error, roots):
     """Plain data about an exception: its class chain, message and the student's frames (none
-    if they cannot be read: ``traceback`` is imported only now, about 3 ms saved on every start,
+    if they cannot be read: ``traceback`` is imported only now, so that a start does not pay for it,
     and student code may have used up the files or the memory that importing it needs)."""
     try:
         message = str(error)
@@ -165,7 +165,7 @@ def answer(request, handles, roots):
         if printed is not None:
             sys.stdout = sys.stderr = printed
         if request["op"] == "import":
-            __import__(request["module"])  # as importlib.import_module, whose package took 1 ms of every start
+            __import__(request["module"])  # as importlib.import_module, without importing its package at every start
             result = sys.modules[request["module"]]
         elif request["op"] == "getattr":
             result = getattr(request["target"], request["name"])
