@@ -124,6 +124,12 @@ def run_canary(course: Course, out: Path | None = None) -> None:
 
 def _probe(probe: Any, course: Course, out: Path | None, decoy: Path, shared: Path) -> list[str]:
     """What got through of what ``probe`` (the probe's module, in the sandbox) tried."""
+    return [*_file_breaches(probe, course, out, decoy), *_shared_file_breaches(probe, shared),
+            *_process_breaches(probe, course)]
+
+
+def _file_breaches(probe: Any, course: Course, out: Path | None, decoy: Path) -> list[str]:
+    """Reading the course's secrets and the gradebook; writing into the course or the output."""
     secrets = [*sorted(course.path(course.solutions or course.package).glob("*.py"))[:1],
                course.path(course.exercises[0].suite), decoy / "secret.py"]
     if out is not None and (out / "gradebook.sqlite").exists():
@@ -134,14 +140,15 @@ def _probe(probe: Any, course: Course, out: Path | None, decoy: Path, shared: Pa
         if (folder / ".autograder-canary").exists():
             breaches.append(f"wrote into {folder}")
             (folder / ".autograder-canary").unlink(missing_ok=True)
+    return breaches
+
+
+def _shared_file_breaches(probe: Any, shared: Path) -> list[str]:
+    """Changing the metadata of, locking or watching a file every worker can open."""
+    breaches = []
     before = _metadata(shared)
     if probe.metadata(str(shared))["chown"] == "got through" or _metadata(shared) != before:
         breaches.append(f"changed the mode, owner, times or extended attributes of {shared}")
-    limits = _limits()
-    breaches += [f"{call} on the grader" for call, said in probe.other_process(os.getpid()).items()
-                 if said == "got through"]
-    if _limits() != limits:
-        breaches.append("changed the grader's resource limits")
     probe.lock(str(shared))
     with open(shared, "rb") as mine:
         try:
@@ -150,6 +157,16 @@ def _probe(probe: Any, course: Course, out: Path | None, decoy: Path, shared: Pa
             breaches.append(f"held a lock on {shared}, which other workers open too")
     if probe.watch(str(shared.parent)) == "got through":
         breaches.append(f"watched {shared.parent} with inotify")
+    return breaches
+
+
+def _process_breaches(probe: Any, course: Course) -> list[str]:
+    """Reaching the grader's process (its limits, signals, a local socket) or starting too many."""
+    limits = _limits()
+    breaches = [f"{call} on the grader" for call, said in probe.other_process(os.getpid()).items()
+                if said == "got through"]
+    if _limits() != limits:
+        breaches.append("changed the grader's resource limits")
     with socket.create_server(("127.0.0.1", 0)) as server:
         if probe.connect(server.getsockname()[1]) == "got through":
             breaches.append("connected to a TCP socket on 127.0.0.1")

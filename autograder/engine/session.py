@@ -67,21 +67,28 @@ def _argument(value: Any) -> str:
 
 def _written(value: Any) -> str:
     """``repr(value)``, but a student object (a support module's function, say) by its name."""
-    if isinstance(value, (Remote, DeferredLookup)):
-        return value._label
-    if type(value) in (list, tuple):
-        items = [_written(item) for item in value]
-        if type(value) is list:
-            return f"[{', '.join(items)}]"
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-    if type(value) is dict:
-        return "{" + ", ".join(f"{_written(k)}: {_written(v)}" for k, v in value.items()) + "}"
-    if type(value) in (set, frozenset):  # in a fixed order: a set's own depends on the process's hashes
-        members = ", ".join(sorted(map(_written, value)))
-        if type(value) is set:
-            return "{" + members + "}" if members else "set()"
-        return "frozenset({" + members + "})" if members else "frozenset()"
-    return repr(value)
+    match value:
+        case Remote() | DeferredLookup():
+            text = value._label
+        case list() | tuple() if type(value) in (list, tuple):
+            items = [_written(item) for item in value]
+            text = (f"[{', '.join(items)}]" if type(value) is list
+                    else f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})")
+        case dict() if type(value) is dict:
+            text = "{" + ", ".join(f"{_written(k)}: {_written(v)}" for k, v in value.items()) + "}"
+        case set() | frozenset() if type(value) in (set, frozenset):
+            text = _written_set(value)
+        case _:
+            text = repr(value)
+    return text
+
+
+def _written_set(value: set | frozenset) -> str:
+    """A set in a fixed order: a set's own depends on the process's hashes."""
+    members = ", ".join(sorted(map(_written, value)))
+    if type(value) is set:
+        return "{" + members + "}" if members else "set()"
+    return "frozenset({" + members + "})" if members else "frozenset()"
 
 
 class CallText:

@@ -96,21 +96,21 @@ def _construction_stub(node: ast.ClassDef) -> inspect.Signature | None:
 
 def _binds(node: ast.AST) -> list[str]:
     """The names a node binds, wherever it is (a local binding counts too: we stay on the safe side)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        return [node.id]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name).split(".")[0] for a in node.names]
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return list(node.names)
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        return [node.name]
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        return [node.name]
-    if isinstance(node, ast.MatchMapping) and node.rest:
-        return [node.rest]
-    return []
+    match node:
+        case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.ClassDef():
+            names = [node.name]
+        case ast.Name(ctx=ast.Store() | ast.Del()):
+            names = [node.id]
+        case ast.Import() | ast.ImportFrom():
+            names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        case ast.Global() | ast.Nonlocal():
+            names = list(node.names)
+        case ast.ExceptHandler(name=str(name)) | ast.MatchAs(name=str(name)) | ast.MatchStar(name=str(name)) \
+                | ast.MatchMapping(rest=str(name)) if name:
+            names = [name]
+        case _:
+            names = []
+    return names
 
 
 def _only_raises(node: ast.FunctionDef) -> bool:

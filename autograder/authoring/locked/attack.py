@@ -121,25 +121,28 @@ def _lengths(text: str | bytes) -> tuple[int, ...]:
 
 def _space(value: Any, inputs: _Inputs) -> Space:
     """The attacker's candidates for a value shaped like ``value`` (see the module's docstring)."""
-    if value is None or type(value) is bool:
-        return _choice([value] if value is None else [False, True])
-    if type(value) is int:
-        return _choice(range(-1, 2 * inputs.top + 2))
-    if type(value) is float:
-        return _ratios(inputs)
-    if isinstance(value, (str, bytes)):
-        return _pieces(inputs, type(value))
-    if isinstance(value, dict):
-        keys = list(value)
-        spaces = [_space(value[key], inputs) for key in keys]
-        return _mapped(_product(spaces), lambda vs: dict(zip(keys, vs, strict=False)))
-    if isinstance(value, (set, frozenset)):
-        if not value:
-            return _choice([value])
-        return _mapped(_subsets(_space(next(iter(value)), inputs), len(value)), type(value))
-    if isinstance(value, (list, tuple)):
-        return _sequence_space(value, inputs)
-    return _choice([value])
+    match value:
+        case None:
+            space = _choice([None])
+        case bool():
+            space = _choice([False, True])
+        case int() if type(value) is int:
+            space = _choice(range(-1, 2 * inputs.top + 2))
+        case float() if type(value) is float:
+            space = _ratios(inputs)
+        case str() | bytes():
+            space = _pieces(inputs, type(value))
+        case dict():
+            keys = list(value)
+            space = _mapped(_product([_space(value[key], inputs) for key in keys]),
+                            lambda vs: dict(zip(keys, vs, strict=False)))
+        case set() | frozenset() if value:
+            space = _mapped(_subsets(_space(next(iter(value)), inputs), len(value)), type(value))
+        case list() | tuple():
+            space = _sequence_space(value, inputs)
+        case _:
+            space = _choice([value])
+    return space
 
 
 def _sequence_space(value: list | tuple, inputs: _Inputs) -> Space:
@@ -254,47 +257,59 @@ def _curves(inputs: _Inputs, length: int, direction: int, steps: int, end: float
     a ratio curve. A curve on grid n is also on every multiple of n; each is counted and listed
     once, on its coarsest grid (Moebius inversion over the divisors). Grids are taken finest
     last and no more are counted once the budget is passed."""
-    grids = sorted({n for n in inputs.numbers if n > 0})
-
-    @functools.cache
-    def count(left: int, room: int, last: int) -> int:
-        return 1 if left == 0 else sum(count(left - 1, room - d, d) for d in _next_steps(room, last, steps))
-
-    def walk(left: int, room: int, last: int) -> Iterator[tuple[int, ...]]:
-        if left == 0:
-            yield ()
-        for d in _next_steps(room, last, steps) if left else ():
-            yield from ((d, *rest) for rest in walk(left - 1, room - d, d))
-
-    def starts(n: int) -> Sequence[int]:
-        return range(n + 1) if end is None else [round(end * n)]
-
-    def room(n: int, start: int) -> int:
-        return start if direction < 0 else n - start
-
-    @functools.cache
-    def coarsest(n: int) -> int:
-        """Curves on grid n and on no coarser one."""
-        on = {d: sum(count(length - 1, room(d, k), -1) for k in starts(d)) for d in _divisors(n)}
-        return sum(_moebius(n // d) * on[d] for d in on)
-
-    def curves() -> Iterator[list[float]]:
-        for n in grids:
-            for start in starts(n):
-                for moves in walk(length - 1, room(n, start), -1):
-                    points = list(itertools.accumulate(moves, lambda k, d: k + direction * d, initial=start))
-                    grid = n // math.gcd(n, *points)
-                    if next(g for g in grids if g % grid == 0) == n:
-                        yield [k / n for k in points]
-
+    curves = _Curves(sorted({n for n in inputs.numbers if n > 0}), length, direction, steps, end)
     size, counted = 0, set[int]()
-    for n in grids:
+    for n in curves.grids:
         if size > BUDGET:
             break
         fresh = set(_divisors(n)) - counted
-        size += sum(coarsest(d) for d in fresh)
+        size += sum(curves.coarsest(d) for d in fresh)
         counted |= fresh
-    return Space(size, curves)
+    return Space(size, curves.listed)
+
+
+class _Curves:
+    """The ratio curves of :func:`_curves`: counted per grid, and listed."""
+
+    def __init__(self, grids: list[int], length: int, direction: int, steps: int, end: float | None):
+        self.grids, self.length, self.direction, self.steps, self.end = grids, length, direction, steps, end
+        self.count = functools.cache(self._count)
+        self.coarsest = functools.cache(self._coarsest)
+
+    def _count(self, left: int, room: int, last: int) -> int:
+        """The walks of ``left`` steps within ``room``, the step before being ``last``."""
+        if left == 0:
+            return 1
+        return sum(self.count(left - 1, room - d, d) for d in _next_steps(room, last, self.steps))
+
+    def walk(self, left: int, room: int, last: int) -> Iterator[tuple[int, ...]]:
+        """Those walks, listed."""
+        if left == 0:
+            yield ()
+            return
+        for d in _next_steps(room, last, self.steps):
+            yield from ((d, *rest) for rest in self.walk(left - 1, room - d, d))
+
+    def starts(self, n: int) -> Sequence[int]:
+        return range(n + 1) if self.end is None else [round(self.end * n)]
+
+    def room(self, n: int, start: int) -> int:
+        return start if self.direction < 0 else n - start
+
+    def _coarsest(self, n: int) -> int:
+        """Curves on grid n and on no coarser one."""
+        on = {d: sum(self.count(self.length - 1, self.room(d, k), -1) for k in self.starts(d)) for d in _divisors(n)}
+        return sum(_moebius(n // d) * on[d] for d in on)
+
+    def listed(self) -> Iterator[list[float]]:
+        """Every curve once, on its coarsest grid among the inputs'."""
+        for n in self.grids:
+            for start in self.starts(n):
+                for moves in self.walk(self.length - 1, self.room(n, start), -1):
+                    points = list(itertools.accumulate(moves, lambda k, d: k + self.direction * d, initial=start))
+                    grid = n // math.gcd(n, *points)
+                    if next(g for g in self.grids if g % grid == 0) == n:
+                        yield [k / n for k in points]
 
 
 def _divisors(n: int) -> list[int]:
