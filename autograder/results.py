@@ -161,7 +161,7 @@ class Grade:
 
 
 HIDDEN_REASON = " — "  # a hidden property's feedback: "description — reason."
-NOT_WRITTEN = "not implemented yet"  # the reason of a call into a function still the stub (autograder.proxy)
+NOT_WRITTEN = "not implemented yet"  # the reason of a call into a function still the stub (autograder.engine.session)
 
 
 def split_feedback(output: str) -> tuple[str, str]:

@@ -3,12 +3,12 @@ of its file, and a built-in's to that of the caller that spent the most in it.""
 
 from types import SimpleNamespace
 
-from autograder.bench import CATEGORIES, _categorise
+from autograder.authoring.bench import CATEGORIES, _categorise
 
 
 def test_own_time_goes_by_file_and_builtins_follow_their_biggest_caller():
-    sandbox = ("/x/autograder/sandbox.py", 240, "request")
-    start = ("/x/autograder/sandbox.py", 208, "__init__")
+    sandbox = ("/x/autograder/isolation/channel.py", 240, "request")
+    start = ("/x/autograder/isolation/process.py", 208, "__init__")
     hypothesis = ("/v/site-packages/hypothesis/core.py", 10, "run")
     poll = ("~", 0, "<method 'poll' of 'select.epoll' objects>")
     fork = ("~", 0, "<built-in method _posixsubprocess.fork_exec>")
@@ -29,7 +29,7 @@ def test_own_time_goes_by_file_and_builtins_follow_their_biggest_caller():
 
 
 def test_the_results_page_lists_every_figure_with_its_unit_and_where_it_was_measured():
-    from autograder.bench import KEYS, results_page
+    from autograder.authoring.bench import KEYS, results_page
 
     page = results_page({"reference_seconds": 2.5, "overhead_ratio": 3.25, "batch_per_minute_jobs2": 40.0,
                          "first_grading_seconds": None}, "autograder bench --json --copies 6", "a 2-core machine",

@@ -13,13 +13,13 @@ import nbformat
 import pytest
 import yaml
 
+from autograder.authoring.locked.run import check_locked
+from autograder.batch.staging import stage
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
 from autograder.delivery.nbgrader_course import build_nbgrader_course
 from autograder.delivery.translation import module_source, title
-from autograder.grading import grade_staged, name_cells
-from autograder.locked import check_locked
-from autograder.submission import stage
+from autograder.engine.run import Scope, grade_staged, name_cells
 from tests.conftest import ROOT, autograder, leaks
 
 pytestmark = pytest.mark.slow
@@ -94,7 +94,7 @@ def results_of_check(release: Path, submission: Path) -> list[tuple]:
     course = load_course(release / "course.yaml")
     staged = stage(course, submission)
     try:
-        grade = grade_staged(course, staged, public_only=True)
+        grade = grade_staged(course, staged.root, staged.notes, Scope(public_only=True))
         locked = name_cells(course, staged.root, check_locked(course, staged.root))
     finally:
         staged.remove()

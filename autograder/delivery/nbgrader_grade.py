@@ -3,21 +3,21 @@
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
 It stages the notebook as a submission, so that every code cell but the grade cell, in
 order and with IPython's syntax made plain Python, becomes the exercise module
-(:mod:`autograder.notebook`); grades it in the course's grader process (a
-:class:`~autograder.grading.GraderProcess`, the sandboxed engine, only that exercise's suite;
+(:mod:`autograder.batch.notebook`); grades it in the course's grader process (a
+:class:`~autograder.batch.grader.GraderProcess`, the sandboxed engine, only that exercise's suite;
 one process serves every notebook of the run) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
 ``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
 or the engine's helpers, only ever runs in the sandbox, as the module under test.
 
 Before its first notebook, the process checks the sandbox as ``grade`` does: it refuses
-(:class:`~autograder.sandbox.IsolationRefused`) where no layer holds or the canary gets
+(:class:`~autograder.isolation.IsolationRefused`) where no layer holds or the canary gets
 through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in force.
 
 The feedback names public properties and shows why they failed, naming the notebook's cells;
 hidden properties are only counted, so the feedback HTML shows nothing of them. It is all that
-nbgrader keeps of a grading besides the score: :func:`read_feedback` takes it apart again, for
-the class report (:mod:`autograder.delivery.nbgrader_gradebook`).
+nbgrader keeps of a grading besides the score: :mod:`autograder.delivery.nbgrader_feedback`
+writes it and takes it apart again, for the class report.
 
 A bonus exercise is extra credit as nbgrader keeps it: its grade cell is worth 0 points, and
 :class:`SaveExtraCredit`, after nbgrader's ``SaveAutoGrades``, records the engine's score as
@@ -39,10 +39,8 @@ from __future__ import annotations
 
 import atexit
 import logging
-import re
 import tempfile
 import textwrap
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
@@ -54,14 +52,15 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from ..canary import run_canary
+from ..batch.canary import run_canary
+from ..batch.grader import GraderProcess, Part
+from ..batch.notebook import MARK
+from ..batch.staging import stage
 from ..config import Course, load_course
 from ..errors import GraderError
-from ..grading import GraderProcess
-from ..notebook import MARK
-from ..results import Grade, PropertyResult
-from ..sandbox import isolation_note, require_isolation
-from ..submission import stage
+from ..isolation import isolation_note, require_isolation
+from ..results import Grade
+from .nbgrader_feedback import INDENT, feedback_text
 
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked
 
@@ -155,7 +154,7 @@ def wrapped(output):
 class SeparateCopies(NbGraderPreprocessor):
     """nbgrader's ``DeduplicateIds``, done so that autograding goes on (nbgrader#1083): of the
     cells that share an nbgrader id (a copied answer cell), the last keeps it; the others
-    become plain code cells, marked so that :mod:`autograder.notebook` still names them in the
+    become plain code cells, marked so that :mod:`autograder.batch.notebook` still names them in the
     student's feedback. (``DeduplicateIds`` leaves them an empty ``nbgrader`` entry, which
     ``CheckCellMetadata`` then refuses as an old metadata format, stopping the autograde.)"""
 
@@ -197,7 +196,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
         (folder / course.package / f"{module}.ipynb").write_text(notebook, encoding="utf-8")
         staged = stage(course, folder)
         try:
-            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report", [module])
+            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report", Part([module]))
         finally:
             staged.remove()
         if grade is None:
@@ -210,7 +209,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
 def _grader(course: Course) -> GraderProcess:
     """The course's grader process: one for every notebook this nbgrader run hands over, of
     one student or of the whole class, as a batch keeps one per grading thread (student code
-    never runs in it, and each grading starts afresh: :class:`~autograder.grading.GraderProcess`).
+    never runs in it, and each grading starts afresh: :class:`~autograder.batch.grader.GraderProcess`).
     ``nbgrader autograde ex1`` for a class so starts one grader, not one per student."""
     if course.file not in _GRADER:
         _close_graders()
@@ -235,69 +234,3 @@ def grade_outputs(course: Course, module: str, grade: Grade) -> list:
     score = 0 if exercise.bonus else min(grade.score, exercise.points)
     return [new_output("stream", name="stdout", text=feedback_text(module, exercise.points_text, grade)),
             new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None)]
-
-
-def feedback_text(module: str, points: str | int, grade: Grade) -> str:
-    """What the student reads under the grade cell (``points``: the exercise's, as ``20`` or ``10 bonus``)."""
-    results = [r for r in grade.results if r.exercise == module]
-    public = [r for r in results if not r.hidden]
-    hidden = replace(grade, results=tuple(r for r in results if r.hidden))
-    lines = [f"{module}: {grade.score:g} / {points} points.", _HEADER, grade.notes_text, ""]
-    for result in public:
-        mark = PASSED if result.passed else FAILED
-        lines.append(f"{mark}  {result.name} ({result.score:g}/{result.points:g})")
-        if not result.passed and result.output:
-            lines += [INDENT + line for line in result.output.splitlines()] + [""]
-    if hidden.results:
-        passed = [r for r in hidden.results if r.passed]
-        lines.append(f"{HIDDEN} {len(passed)} of {len(hidden.results)} passed "
-                     f"({hidden.score:g} / {hidden.max_score:g} points).")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-PASSED, FAILED, INDENT, HIDDEN = "passed", "FAILED", "    ", "Hidden properties:"
-_HEADER = "Your code cells were graded top to bottom, as one module, in a sandbox, by the course's properties."
-_RESULT = re.compile(rf"^({PASSED}|{FAILED})  (\w+) \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\)$")
-_HIDDEN = re.compile(rf"^{HIDDEN} (\d+) of (\d+) passed \(")
-_CUT = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a cell's output
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """What :func:`feedback_text` wrote, read back: each public property's result (its
-    output, with the counterexample, where it failed) and how many hidden properties passed.
-    Which hidden property failed is not in it: the feedback counts them only."""
-
-    public: tuple[PropertyResult, ...]
-    hidden_passed: int
-    hidden_total: int
-    cut: bool  # nbgrader's LimitOutput cut the text, so properties after the cut are missing
-
-
-def read_feedback(module: str, text: str) -> Feedback | None:
-    """The grade cell's feedback on ``module`` taken apart; None if ``text`` is not the engine's."""
-    lines = text.splitlines()
-    if len(lines) < 2 or not (lines[0].startswith(f"{module}: ") and lines[1] == _HEADER):
-        return None
-    public: list[PropertyResult] = []
-    hidden = (0, 0)
-    at = 2
-    while at < len(lines):
-        found = _RESULT.match(lines[at])
-        at += 1
-        if found:
-            output = []
-            while at < len(lines) and lines[at].startswith(INDENT):
-                output.append(lines[at][len(INDENT):])
-                at += 1
-            score, points = _whole(found[3]), _whole(found[4])
-            public.append(PropertyResult(module, found[2], points, score, found[1] == PASSED, False,
-                                         "\n".join(output).rstrip()))
-        elif counted := _HIDDEN.match(lines[at - 1]):
-            hidden = (int(counted[1]), int(counted[2]))
-    return Feedback(tuple(public), *hidden, cut=_CUT in lines)
-
-
-def _whole(number: str) -> int:
-    """Points as :func:`feedback_text` printed them (``%g``); a property's points are whole."""
-    return round(float(number))
