@@ -47,6 +47,7 @@ from rich.console import Console
 
 from .config import LANGUAGES, Course, CourseConfigError, load_course
 from .errors import GraderError
+from .i18n import _, in_course_language
 from .sandbox import IsolationRefused, require_isolation
 from .submission import SubmissionError, stage, submission_name
 
@@ -173,6 +174,7 @@ def _language_option(command: argparse.ArgumentParser) -> None:
                          help="the language students read (default: the course file's `language`, else en)")
 
 
+@in_course_language
 def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
     from .grading import grade_staged, name_cells
     from .locked import check_locked
@@ -182,7 +184,8 @@ def _check(course: Course, args: argparse.Namespace, console: Console) -> int:
         require_isolation(args.unsafe)
     staged = stage(course, Path(args.path) if args.path else course.path(course.package))
     try:
-        console.print(f"Checking [bold]{args.path or course.package}[/] against the public properties…")
+        console.print(_("Checking {submission} against the public properties…").format(
+            submission=f"[bold]{args.path or course.package}[/]"))
         grade = grade_staged(course, staged, public_only=True, exercises=args.exercise)
         if course.is_release:
             locked = name_cells(course, staged.root, check_locked(course, staged.root))

@@ -31,6 +31,7 @@ from . import __version__
 from .config import Course
 from .errors import GraderError
 from .gradebook import BATCH_FILES, Gradebook
+from .i18n import in_course_language
 from .report import read_results, write_reports
 from .results import Grade, PropertyResult
 from .sandbox import isolation, isolation_note
@@ -39,6 +40,7 @@ from .submission import Staged, SubmissionError, notebook_spans, stage
 ENGINE_HOME = Path(__file__).resolve().parent.parent  # where `python -m autograder` is found
 
 
+@in_course_language
 def grade_staged(course: Course, staged: Staged, public_only: bool = False,
                  exercises: list[str] | None = None, began: float | None = None,
                  public_results: list[PropertyResult] | None = None) -> Grade:

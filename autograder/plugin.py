@@ -26,9 +26,10 @@ from hypothesis import HealthCheck, Phase, settings
 from .config import Course, Exercise
 from .errors import GraderError, SandboxFailure, StudentError
 from .grading import course_digest
+from .i18n import N_, _, in_course_language
 from .proxy import PRINTED_CHARS, Known, MissingName, Session
 from .replay import Examples, Recorder, cache_folder, passes, replayable
-from .results import PropertyResult, clip
+from .results import NOT_WRITTEN, PropertyResult, clip
 from .sandbox import Layout, Limits
 from .standby import Standby
 from .stubs import sure_stubs
@@ -132,13 +133,13 @@ class GradingPlugin:
         limits = self.course.limits
         left = limits.exercise_seconds - self.spent[exercise.module]
         if left <= 0:
-            raise SandboxFailure("budget",
-                                 f"the time budget of {limits.exercise_seconds:g} s for {exercise.module} is used up")
+            raise SandboxFailure("budget", _("the time budget of {seconds:g} s for {exercise} is used up")
+                                 .format(seconds=limits.exercise_seconds, exercise=exercise.module))
         if limits.submission_seconds is not None:  # wall time since grading began, the suites' own included
             overall = limits.submission_seconds - (time.monotonic() - self.started)
             if overall <= 0:
-                raise SandboxFailure("budget", f"the time budget of {limits.submission_seconds:g} s for the whole "
-                                               "submission is used up")
+                raise SandboxFailure("budget", _("the time budget of {seconds:g} s for the whole submission is "
+                                                 "used up").format(seconds=limits.submission_seconds))
             left = min(left, overall)
         return open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
                             self._known(exercise), self._standby(exercise, hidden))
@@ -222,9 +223,9 @@ class GradingPlugin:
         finally:
             test.hypothesis.inner_test = inner
         if replay_failed:
-            raise AssertionError("an example failed, and the same examples passed when run again on a fresh worker: "
-                                 "the submission's answers change from one run to the next (chance, the time, or "
-                                 "the worker it runs in), so the property fails")
+            raise AssertionError(_("an example failed, and the same examples passed when run again on a fresh "
+                                   "worker: the submission's answers change from one run to the next (chance, the "
+                                   "time, or the worker it runs in), so the property fails"))
         if recorder.wires is not None:
             self.examples.save(item.nodeid, test, recorder.wires)
 
@@ -343,16 +344,17 @@ def _feedback(item: pytest.Function, error: BaseException | None, hidden: bool, 
         return clip(f"{summary}\n\n{clip(str(error), share)}", limit)
     notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
                       if not _FIXTURE_LINE.match(line))
-    lines = [summary, "", clip(str(error), share) if error is not None else "failed"]
+    lines = [summary, "", clip(str(error), share) if error is not None else _("failed")]
     if isinstance(error, StudentError) and error.traceback.strip():
-        lines += ["", "Where it was raised:", clip(error.traceback.rstrip(), share)]
+        lines += ["", _("Where it was raised:"), clip(error.traceback.rstrip(), share)]
     if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
-        lines[2] = clip(f"the grader hit an internal error ({type(error).__name__}: {error}); "
-                        "tell your instructor", share)
+        lines[2] = clip(_("the grader hit an internal error ({error}: {message}); tell your instructor")
+                        .format(error=type(error).__name__, message=error), share)
     if notes:
         lines += ["", clip(notes.strip(), share)]
     if printed.strip():
-        lines += ["", "What your code printed during this example:", clip(printed, min(share, PRINTED_CHARS)).rstrip()]
+        lines += ["", _("What your code printed during this example:"),
+                  clip(printed, min(share, PRINTED_CHARS)).rstrip()]
     return clip("\n".join(lines), limit)
 
 
@@ -385,23 +387,25 @@ def _is_broken_sandbox(error: BaseException | None) -> bool:
     return isinstance(error, SandboxFailure) and error.kind == "sandbox"
 
 
-_SANDBOX_REASONS = {"timeout": "timed out", "crash": "crashed", "protocol": "crashed",
-                    "import": "could not be imported", "not_implemented": "not implemented yet",
-                    "budget": "time budget used up"}
+_SANDBOX_REASONS = {"timeout": N_("timed out"), "crash": N_("crashed"), "protocol": N_("crashed"),
+                    "import": N_("could not be imported"), "not_implemented": NOT_WRITTEN,
+                    "budget": N_("time budget used up")}
 
 
 def _reason(error: BaseException | None) -> str:
     """A hidden property's reason, from a closed set: nothing the student's code chose (an
     exception's name or message) may reach it, or it could spell out the hidden inputs."""
     if isinstance(error, SandboxFailure):
-        return _SANDBOX_REASONS.get(error.kind, "failed")
+        return _(_SANDBOX_REASONS.get(error.kind, N_("failed")))
     if isinstance(error, StudentError):
-        return f"raised {error.type_name}" if _is_builtin_exception(error) else "raised a non-built-in exception"
+        if _is_builtin_exception(error):
+            return _("raised {error}").format(error=error.type_name)
+        return _("raised a non-built-in exception")
     if isinstance(error, AssertionError):
-        return "wrong result"
+        return _("wrong result")
     if isinstance(error, AttributeError):
-        return "a name is missing"
-    return "failed"
+        return _("a name is missing")
+    return _("failed")
 
 
 def _is_builtin_exception(error: StudentError) -> bool:
@@ -436,6 +440,7 @@ def worker_setup(course: Course, submission: Path, exercise: Exercise) -> tuple[
     )
 
 
+@in_course_language
 def run_suites(course: Course, submission: Path, public_only: bool = False,
                exercises: list[str] | None = None, first_failure: bool = False,
                observers: tuple[object, ...] = (), began: float | None = None,

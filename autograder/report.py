@@ -17,39 +17,49 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from . import bidi
 from .config import Course, Exercise
-from .results import Grade, PropertyResult, clip
+from .i18n import _, in_course_language, ngettext
+from .results import LOCKED_PREFIX, Grade, PropertyResult, clip
 
 
+@in_course_language
 def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
     """A student's feedback: the score per exercise, then every failed property with its reason;
     the properties that one cause stopped (a function not written yet, a missing module) on
-    one line, with that cause once."""
+    one line, with that cause once. In a right-to-left language the prose reads right to left
+    and the code left to right (:mod:`autograder.bidi`)."""
     grade = grade.capped(course.limits)
     by_exercise = grade.by_exercise(course)
-    lines = [f"# {course.title}: feedback for {name}", "",
-             f"**Score: {grade.score:g} / {course.full_marks_text(by_exercise)}**", ""]
+    rtl = bidi.right_to_left(course.language)
+    lines = [_("# {title}: feedback for {name}").format(title=course.title, name=name), "",
+             _("**Score: {score:g} / {total}**").format(score=grade.score, total=course.full_marks_text(by_exercise)),
+             ""]
     if len(by_exercise) < len(course.exercises):
-        lines += [f"Only {', '.join(by_exercise)} {'was' if len(by_exercise) == 1 else 'were'} graded this time.", ""]
+        lines += [ngettext("Only {exercises} was graded this time.", "Only {exercises} were graded this time.",
+                           len(by_exercise)).format(exercises=", ".join(by_exercise)), ""]
     if grade.notes_text:
-        lines += [grade.notes_text, ""]
+        lines += bidi.failure_markdown(grade.notes_text)[1:] if rtl else [grade.notes_text, ""]
     for exercise in (e for e in course.exercises if e.module in by_exercise):
-        score, _ = by_exercise[exercise.module]
-        lines += [f"## {exercise.module}: {exercise.title} ({score:g} / {exercise.points_text})", ""]
+        score = by_exercise[exercise.module][0]
+        lines += [_("## {module}: {title} ({score:g} / {points})").format(
+            module=exercise.module, title=exercise.title, score=score, points=exercise.points_text), ""]
         for results in entries(r for r in grade.results if r.exercise == exercise.module):
             first = results[0]
-            mark = f"{'passed' if first.passed else 'FAILED'} ({sum(r.score for r in results):g}/" \
-                   f"{sum(r.points for r in results):g})"
-            names = ", ".join(f"`{r.name}`" for r in results)
+            mark = (_("passed ({score:g}/{points:g})") if first.passed else _("FAILED ({score:g}/{points:g})")).format(
+                score=sum(r.score for r in results), points=sum(r.points for r in results))
+            names = ", ".join(f"`{shown_name(r)}`" for r in results)
             text = cause(first) if first.blocked else first.output
             if first.blocked and "\n" not in text:  # one line: the cause, then what it stopped
-                lines.append(f"- {mark} {'hidden, ' if first.hidden else ''}{text}: {names}")
+                said = _("- {mark} hidden, {cause}: {names}") if first.hidden else _("- {mark} {cause}: {names}")
+                lines.append(said.format(mark=mark, cause=bidi.spans(text) if rtl else text, names=names))
                 continue
             lines.append(f"- {mark} {names}")
             if not first.passed and text:
-                lines += ["", "  ```text", *("  " + line for line in text.splitlines()), "  ```", ""]
+                lines += bidi.failure_markdown(text, "  ") if rtl else \
+                    ["", "  ```text", *("  " + line for line in text.splitlines()), "  ```", ""]
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return bidi.markdown(course.language, "\n".join(lines).rstrip() + "\n")
 
 
 def entries(results: Iterable[PropertyResult]) -> list[list[PropertyResult]]:
@@ -87,6 +97,7 @@ def read_results(folder: Path) -> Grade:
     return Grade.from_gradescope(json.loads((folder / "results.json").read_text(encoding="utf-8")))
 
 
+@in_course_language
 def print_check(console: Console, course: Course, grade: Grade) -> None:
     """The self-check screen: a table with a row per exercise checked, what its numbers mean in
     words, then each failure's feedback. The exercises in progress (some of it passes, some
@@ -96,9 +107,9 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     locked = any(map(_is_locked, grade.results))
     checked = [(e, [r for r in grade.results if r.exercise == e.module]) for e in course.exercises]
     checked = sorted([(e, results) for e, results in checked if results], key=lambda item: _progress(item[1]))
-    table = Table(title=f"{course.title}: self-check")
-    table.add_column("exercise", no_wrap=True)
-    for column in ("points", "public properties", *(["locked cases"] if locked else []), "still failing"):
+    table = Table(title=_("{title}: self-check").format(title=course.title))
+    table.add_column(_("exercise"), no_wrap=True)
+    for column in (_("points"), _("public properties"), *([_("locked cases")] if locked else []), _("still failing")):
         table.add_column(column)
     for exercise, results in checked:
         properties = [r for r in results if not _is_locked(r)]
@@ -106,10 +117,12 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
         failing = [r for r in results if not r.passed]
         style = "green" if not failing else ("red" if len(failing) == len(results) else "yellow")
         cells = [exercise.module, exercise.points_text,
-                 f"[{style}]{sum(r.score for r in properties):g} of {sum(r.points for r in properties):g} points[/]"]
+                 f"[{style}]" + _("{score:g} of {points:g} points").format(
+                     score=sum(r.score for r in properties), points=sum(r.points for r in properties)) + "[/]"]
         if locked:
-            cells.append(f"{sum(r.passed for r in cases)} of {len(cases)} pass" if cases else "none")
-        cells.append(_failing(failing) if failing else "[green]nothing[/]")
+            cells.append(_("{passed} of {total} pass").format(passed=sum(r.passed for r in cases), total=len(cases))
+                         if cases else _("none"))
+        cells.append(_failing(failing) if failing else "[green]" + _("nothing") + "[/]")
         table.add_row(*cells)
     console.print(table)
     console.print(_how_to_read(course, checked, locked), highlight=False)
@@ -120,14 +133,14 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
         for group in failures:
             first = group[0]
             if first.blocked and "\n" not in cause(first):
-                console.print(f"{cause(first)}: {', '.join(r.name for r in group)}", markup=False, highlight=False)
+                console.print(f"{cause(first)}: {', '.join(map(shown_name, group))}", markup=False, highlight=False)
                 continue
-            console.print(f"\n[bold red]✗ {first.name}[/]", highlight=False)
+            console.print(f"\n[bold red]✗ {escape(shown_name(first))}[/]", highlight=False)
             console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False)
     working = [e.module for e, results in checked if not all(r.passed for r in results)]
     if len(checked) > 1 and working:
-        console.print(f"\nWorking on one exercise? [bold]python -m autograder check --exercise {working[0]}[/] "
-                      "checks it alone.", highlight=False)
+        console.print("\n" + _("Working on one exercise? {command} checks it alone.").format(
+            command=f"[bold]python -m autograder check --exercise {working[0]}[/]"), highlight=False)
     if grade.notes_text:
         console.print()
         console.print(grade.notes_text, markup=False, highlight=False)
@@ -144,30 +157,40 @@ def _failing(failing: list[PropertyResult]) -> str:
     """What still fails on an exercise, counted: ``3 properties, 1 locked case``."""
     properties = sum(not _is_locked(r) for r in failing)
     cases = len(failing) - properties
-    counted = [(properties, "property", "properties"), (cases, "locked case", "locked cases")]
-    return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counted if n)
+    counted = [ngettext("{count} property", "{count} properties", properties).format(count=properties)
+               if properties else "",
+               ngettext("{count} locked case", "{count} locked cases", cases).format(count=cases) if cases else ""]
+    return _(", ").join(said for said in counted if said)
 
 
 def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResult]]], locked: bool) -> str:
     """The table's numbers in words, said once under it."""
-    words = ["Public properties: the properties this check runs, and the points they give out of what they are "
-             "worth."]
+    words = [_("Public properties: the properties this check runs, and the points they give out of what they are "
+               "worth.")]
     if any(sum(r.points for r in results if not _is_locked(r)) < e.points for e, results in checked):
-        words.append("Official grading also runs hidden properties, which make up the rest of an exercise's points "
-                     "(the points column): full public points do not mean full marks.")
+        words.append(_("Official grading also runs hidden properties, which make up the rest of an exercise's "
+                       "points (the points column): full public points do not mean full marks."))
     if locked:
-        words.append("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
-                     "hash, so you learn pass or fail but never the answer; they give no points here, and official "
-                     "grading checks the same answers.")
-    if any(e.bonus for e, _ in checked):
-        words.append(f"Full marks are {course.max_score_text}: a bonus exercise's points come on top.")
-    words.append("An exercise is ready when nothing on its row still fails.")
+        words.append(_("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
+                       "hash, so you learn pass or fail but never the answer; they give no points here, and "
+                       "official grading checks the same answers."))
+    if any(e.bonus for e, results in checked):
+        words.append(_("Full marks are {total}: a bonus exercise's points come on top.").format(
+            total=course.max_score_text))
+    words.append(_("An exercise is ready when nothing on its row still fails."))
     return " ".join(words)
+
+
+def shown_name(result: PropertyResult) -> str:
+    """A result's name as a student reads it: a property's own, a locked case's in the course's language."""
+    if _is_locked(result):
+        return _("locked case: {name}").format(name=result.name.removeprefix(LOCKED_PREFIX))
+    return result.name
 
 
 def _is_locked(result: PropertyResult) -> bool:
     """Whether a result is a locked known-answer case (:func:`autograder.locked.check_locked` names them so)."""
-    return result.name.startswith("locked case: ")
+    return result.name.startswith(LOCKED_PREFIX)
 
 
 def _without_summary(output: str) -> str:

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 from . import cgroup as cgroups
 from . import codec, landlock
 from .errors import GraderError, SandboxFailure
+from .i18n import _
 
 if TYPE_CHECKING:
     from _typeshed import HasFileno
@@ -164,10 +165,12 @@ def isolation_note() -> str:
     """One sentence for reports about the isolation in force."""
     found = isolation()
     if os.environ.get(UNSAFE_ENV) == "1" and not found.holds:
-        return (f"UNSAFE: grading ran without a sandbox ({found.describe()}); student code could read and write "
-                f"what the grader can ({found.why_missing()}).")
-    note = f"Student code ran in a sandbox: {found.describe()}."
-    return note + (f" Not available here: {found.why_missing()}." if found.missing else "")
+        return _("UNSAFE: grading ran without a sandbox ({layers}); student code could read and write what the "
+                 "grader can ({missing}).").format(layers=found.describe(), missing=found.why_missing())
+    note = _("Student code ran in a sandbox: {layers}.").format(layers=found.describe())
+    if not found.missing:
+        return note
+    return note + " " + _("Not available here: {missing}.").format(missing=found.why_missing())
 
 
 class IsolationRefused(GraderError):
@@ -257,7 +260,8 @@ class Worker:
             (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
             if size > self.limits.message_mb << 20:
                 self.close()
-                raise SandboxFailure("protocol", f"the answer was larger than {self.limits.message_mb} MB")
+                raise SandboxFailure("protocol",
+                                     _("the answer was larger than {size} MB").format(size=self.limits.message_mb))
             answer = self._read(size, deadline)
             self._kill_strays()
             return answer
@@ -274,8 +278,8 @@ class Worker:
 
     def _timed_out(self, timeout: float) -> SandboxFailure:
         self.close()
-        why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
-        return SandboxFailure("timeout", f"took longer than {timeout:.3g} s ({why})")
+        why = _("the time limit") if timeout >= self.limits.call_seconds else _("what was left of the time budget")
+        return SandboxFailure("timeout", _("took longer than {seconds:.3g} s ({why})").format(seconds=timeout, why=why))
 
     def close(self) -> None:
         """Kill the worker and everything it started, and remove its folder and cgroup."""
@@ -379,15 +383,15 @@ class Worker:
     def _death(self) -> SandboxFailure:
         code = self._exit_code()
         if code is None or code == 0:
-            how = "the worker process stopped answering (os._exit or a closed pipe?)"
+            how = _("the worker process stopped answering (os._exit or a closed pipe?)")
         elif code < 0 or code > 128:
             number = -code if code < 0 else code - 128
             name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
-            hint = {"SIGKILL": " (memory or CPU limit?)", "SIGXCPU": " (CPU time limit)",
-                    "SIGSEGV": " (crash)"}.get(name, "")
-            how = f"the worker process was killed by {name}{hint}"
+            hint = {"SIGKILL": _(" (memory or CPU limit?)"), "SIGXCPU": _(" (CPU time limit)"),
+                    "SIGSEGV": _(" (crash)")}.get(name, "")
+            how = _("the worker process was killed by {signal}").format(signal=name) + hint
         else:
-            how = f"the worker process exited with status {code} (sys.exit or os._exit?)"
+            how = _("the worker process exited with status {code} (sys.exit or os._exit?)").format(code=code)
         if not self.ready:
             return SandboxFailure("sandbox", f"the worker did not start ({how})")
         return SandboxFailure("crash", how)
