@@ -48,7 +48,7 @@ def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
             first = results[0]
             mark = (_("passed ({score:g}/{points:g})") if first.passed else _("FAILED ({score:g}/{points:g})")).format(
                 score=sum(r.score for r in results), points=sum(r.points for r in results))
-            names = ", ".join(f"`{shown_name(r)}`" for r in results)
+            names = ", ".join(shown_name(r, code=True) for r in results)
             text = cause(first) if first.blocked else first.output
             if first.blocked and "\n" not in text:  # one line: the cause, then what it stopped
                 said = _("- {mark} hidden, {cause}: {names}") if first.hidden else _("- {mark} {cause}: {names}")
@@ -181,11 +181,12 @@ def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResu
     return " ".join(words)
 
 
-def shown_name(result: PropertyResult) -> str:
-    """A result's name as a student reads it: a property's own, a locked case's in the course's language."""
-    if _is_locked(result):
-        return _("locked case: {name}").format(name=result.name.removeprefix(LOCKED_PREFIX))
-    return result.name
+def shown_name(result: PropertyResult, code: bool = False) -> str:
+    """A result's name as a student reads it (``code``: the name in a Markdown code span): a
+    property's own, a locked case's after words in the course's language."""
+    name = result.name.removeprefix(LOCKED_PREFIX) if _is_locked(result) else result.name
+    name = f"`{name}`" if code else name
+    return _("locked case: {name}").format(name=name) if _is_locked(result) else name
 
 
 def _is_locked(result: PropertyResult) -> bool:
