@@ -22,7 +22,7 @@ import contextlib
 import functools
 import gettext
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
@@ -68,7 +68,7 @@ def every_language(message: str) -> set[str]:
 
 
 @contextlib.contextmanager
-def speaking(language: str) -> Iterator[None]:
+def speaking(language: str) -> Generator[None, None, None]:
     """Speak ``language`` inside the ``with`` block."""
     token = _speaking.set(catalog(language))
     try:

@@ -5,6 +5,7 @@ Persian, code left to right; and the reference grades the same in both, test by 
 
 import csv
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -19,6 +20,7 @@ from autograder.delivery.nbgrader_course import build_nbgrader_course
 from autograder.delivery.translation import module_source, title
 from autograder.grading import grade_staged, name_cells
 from autograder.locked import check_locked
+from autograder.report import write_reports
 from autograder.submission import stage
 from tests.conftest import ROOT, autograder, leaks
 
@@ -111,16 +113,59 @@ def test_the_reference_checks_the_same_in_both_releases(releases, tmp_path):
     assert len(found["en"]) > 30 and all(passed for *_, passed in found["en"])
 
 
+def graded(results: dict) -> list[dict]:
+    """A ``results.json``'s ``tests`` without the texts students read, which are in their language."""
+    return [{key: value for key, value in test.items() if key != "output"} for test in results["tests"]]
+
+
 def test_the_reference_and_the_persian_stubs_grade_the_same_in_both_languages(releases, tmp_path):
-    """Official grading (Gradescope's bundle, replayed): the ``tests`` arrays byte for byte."""
+    """Official grading (Gradescope's bundle, replayed): the ``tests`` arrays byte for byte but for
+    the texts, which Gradescope shows in the course's language."""
     english = replay(COURSE, ROOT / "solutions", None).results
     persian = replay(PERSIAN, ROOT / "solutions", None).results
     assert json.dumps(english["tests"]) == json.dumps(persian["tests"])
     assert english["score"] == persian["score"] == 110
     stubs = {language: replay(course, releases[language] / "exercises", None, exercises=["ex1_merge_tracing"])
              for language, course in (("en", COURSE), ("fa", PERSIAN))}
-    assert json.dumps(stubs["en"].results["tests"]) == json.dumps(stubs["fa"].results["tests"])
-    assert all("not implemented yet" in test["output"] for test in stubs["fa"].results["tests"])
+    assert json.dumps(graded(stubs["en"].results)) == json.dumps(graded(stubs["fa"].results))
+    assert all("هنوز نوشته نشده است" in test["output"] for test in stubs["fa"].results["tests"])
+    assert all("not implemented yet" in test["output"] for test in stubs["en"].results["tests"])
+
+
+def test_a_partly_wrong_submission_grades_the_same_in_both_languages_with_persian_feedback(tmp_path):
+    """samples/partly_wrong: the same ``tests`` names and scores; a Persian feedback.md whose
+    falsifying examples are the English one's, line for line, in code blocks."""
+    reports = {}
+    for course in (COURSE, PERSIAN):
+        staged = stage(course, ROOT / "samples" / "partly_wrong")
+        try:
+            grade = grade_staged(course, staged)
+        finally:
+            staged.remove()
+        write_reports(course, tmp_path / course.language, "partly_wrong", grade)
+        reports[course.language] = (json.loads((tmp_path / course.language / "results.json").read_text()),
+                                    (tmp_path / course.language / "feedback.md").read_text(encoding="utf-8"))
+    (english, english_md), (persian, persian_md) = reports["en"], reports["fa"]
+    assert json.dumps(graded(english)) == json.dumps(graded(persian))
+    assert english["score"] == persian["score"] and 0 < persian["score"] < 110
+    assert persian_md.startswith('<div dir="rtl">') and "امتیاز:" in persian_md and "Score:" not in persian_md
+    examples = [line for line in english_md.splitlines() if line.startswith("      ")]  # inside the examples
+    assert examples and all(f"{line}\n" in persian_md for line in examples)
+
+
+def test_check_in_the_persian_release_speaks_persian(releases):
+    """What ``check`` prints on the stubs, less code, names and numbers, has no English words left."""
+    run = autograder("check", course=None, cwd=releases["fa"], inherit=False)
+    assert run.returncode == 1, run.stderr + run.stdout
+    said = " ".join(run.stdout.split())  # rich wraps long lines
+    cases = [entry["name"] for entries in yaml.safe_load((releases["fa"] / "suites/locked.yaml").read_text()).values()
+             for entry in entries]
+    for name in sorted(cases, key=len, reverse=True):  # a locked case's name is the course's, as a test's
+        said = said.replace(name, "")
+    said = re.sub(r"python -m autograder check --exercise \w+", "", said)
+    said = re.sub(r"[\w.]*[_.0-9][\w.]*|\bexercises\b|bwrap|landlock|uid|cgroup", "", said)  # code and layers
+    assert "خودسنجی" in said and "هنوز نوشته نشده است" in said
+    assert re.findall(r"[A-Za-z]{2,}", said) == []
 
 
 def test_the_gradescope_bundle_records_its_language(tmp_path):
