@@ -22,6 +22,7 @@ import contextlib
 import functools
 import gettext
 import inspect
+import re
 from collections.abc import Callable, Generator
 from contextvars import ContextVar
 from pathlib import Path
@@ -65,6 +66,22 @@ def every_language(message: str) -> set[str]:
     written at grading time, whatever the course's language was then."""
     languages = sorted(path.name for path in LOCALE_DIR.iterdir() if path.is_dir())
     return {message, *(catalog(language).gettext(message) for language in languages)}
+
+
+def read_back(message: str, text: str, **fields: str) -> re.Match | None:
+    """The match of ``text`` if it is ``message`` as any language wrote it (each placeholder a
+    group matching its regular expression in ``fields``), else None: one reader for a text
+    written at grading time, in the course's language then."""
+    for said in every_language(message):
+        parts = PLACEHOLDER.split(said)  # text, name, text, name, ..., text
+        pattern = "".join(re.escape(part) if index % 2 == 0 else f"(?P<{part}>{fields[part]})"
+                          for index, part in enumerate(parts))
+        if found := re.fullmatch(pattern, text):
+            return found
+    return None
+
+
+PLACEHOLDER = re.compile(r"\{(\w+)(?:![rsa])?(?::[^{}]*)?\}")  # a str.format field: its name
 
 
 @contextlib.contextmanager

@@ -81,12 +81,6 @@ class NotebookModule:
         text = re.sub(rf'"[^"\n]*{name}", line (?P<line>\d+)', cell('"'), text)
         return re.sub(rf"(?<=\(){name}, line (?P<line>\d+)", cell(""), text)
 
-    def notes(self, notebook: str) -> list[str]:
-        """One line per copied answer cell, for the student's feedback."""
-        return [f"{notebook}: cells {', '.join(map(str, cells))} are all the answer cell {grade_id!r} (one was "
-                "copied); all were graded, in order, so the last one's definitions count"
-                for grade_id, cells in self.duplicates]
-
     def to_json(self) -> dict:
         return {"spans": [list(s) for s in self.spans]}
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import StudentError
-from .i18n import _
+from .i18n import N_, _
 
 _shown = reprlib.Repr()
 _shown.maxstring = 120
@@ -38,8 +38,10 @@ def show(value: Any) -> str:
 def expect_equal(got: Any, expected: Any, what: str) -> None:
     """Fail with ``what: expected ..., got ...`` unless the values are equal (types included)."""
     if not _same(got, expected):
-        raise AssertionError(_("{what}: expected {expected}, got {got}").format(what=what, expected=show(expected),
-                                                                               got=show(got)))
+        raise AssertionError(_(EXPECTED).format(what=what, expected=show(expected), got=show(got)))
+
+
+EXPECTED = N_("{what}: expected {expected}, got {got}")  # the headline of a wrong answer, which the class report reads
 
 
 def expect_close(got: Any, expected: float, what: str, rel: float = 1e-9) -> None:

@@ -1,22 +1,33 @@
 """What a student of a Persian course reads: feedback.md with its prose right to left and its code
-left to right and intact, and the self-check's table aligned in a terminal."""
+left to right and intact, and the self-check's table aligned in a terminal; nbgrader's feedback
+under the grade cell and on its page, the check cell's failure, the submission's notes and
+Gradescope's last word, in Persian."""
 
+import importlib.util
+import json
 import re
+import shutil
+import subprocess
 from types import SimpleNamespace
 
+import nbformat
 import pytest
 from rich.console import Console
 from wcwidth import wcswidth
 
 from autograder import bidi
 from autograder.config import load_course
-from autograder.delivery.translation import title
+from autograder.delivery.gradescope import _why
+from autograder.delivery.nbgrader_grade import clean, feedback_text, read_feedback, right_to_left
+from autograder.delivery.shipping import TEMPLATES
+from autograder.delivery.translation import engine_words, title
 from autograder.errors import SandboxFailure, StudentError
-from autograder.i18n import speaking
+from autograder.i18n import _, speaking
 from autograder.plugin import _feedback, _reason
 from autograder.proxy import not_implemented
 from autograder.report import feedback_markdown, print_check
 from autograder.results import LOCKED_PREFIX, Grade, PropertyResult
+from autograder.submission import stage
 from autograder.suite import expect_equal
 from tests.conftest import ROOT
 
@@ -60,7 +71,9 @@ def grade_in(language: str) -> Grade:
         PropertyResult("ex1_merge_tracing", f"{LOCKED_PREFIX}a trace", 0, 0, False, False,
                        outputs["test_trace"], blocked=True),
     )
-    return Grade(results, ("Student code ran in a sandbox: bwrap + landlock.",), 1.0)
+    with speaking(language):
+        note = _("Student code ran in a sandbox: {layers}.").format(layers="bwrap + landlock")
+    return Grade(results, (note,), 1.0)
 
 
 def _expected() -> str:
@@ -128,3 +141,87 @@ def test_the_persian_self_check_table_stays_aligned(width):
 def test_spans_keep_code_between_persian_words():
     assert bidi.spans("f(x): انتظار [1] می‌رفت") == "`f(x)`: انتظار `[1]` می‌رفت"
     assert bidi.spans("a `b` c: هیچ") == "``a `b` c``: هیچ"
+
+
+EX = "ex1_merge_tracing"
+
+
+def test_nbgrader_feedback_speaks_persian_and_reads_back_in_either_language():
+    """The grade cell's text in Persian, with no English word of the engine's, and read back (for
+    the class report) to the same results as the English text."""
+    texts = {}
+    for language in ("en", "fa"):
+        with speaking(language):
+            texts[language] = feedback_text(EX, 20, grade_in(language))
+    persian = texts["fa"].splitlines()
+    assert persian[0] == f"{EX}: 2 از 20 امتیاز."
+    assert persian[1].startswith("سلول‌های کد شما")
+    assert persian[2] == "کد دانشجو در محیط ایزوله اجرا شد: bwrap + landlock."
+    assert "قبول  test_ok (2 از 2)" in persian and "رد شد  test_merge (0 از 3)" in persian
+    assert persian[-1] == "ویژگی‌های پنهان: 0 از 1 قبول (0 از 4 امتیاز)."
+    assert not ENGLISH_WORDS.search(texts["fa"])
+    read = {language: read_feedback(EX, text) for language, text in texts.items()}
+    assert read["en"] is not None and read["fa"] is not None
+    for feedback in read.values():
+        assert (feedback.hidden_passed, feedback.hidden_total, feedback.cut) == (0, 1, False)
+        assert [(r.name, r.points, r.score, r.passed) for r in feedback.public] == \
+            [(r.name, r.points, r.score, r.passed) for r in grade_in("en").results
+             if not r.hidden and not r.name.startswith(LOCKED_PREFIX)]  # a locked case's line is not read back
+    assert read["fa"].public[1].output == grade_in("fa").results[1].output
+
+
+def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_right():
+    with speaking("fa"):
+        text = feedback_text(EX, 20, grade_in("fa"))
+    page = right_to_left(nbformat.v4.new_output("stream", name="stdout", text=text))["data"]["text/html"]
+    assert page.startswith('<div dir="rtl"><p><bdi>ex1_merge_tracing</bdi>: <bdi>2</bdi> از <bdi>20</bdi> امتیاز.</p>')
+    assert "<p>قبول  <bdi>test_ok</bdi> (<bdi>2</bdi> از <bdi>2</bdi>)</p>" in page
+    assert "<p>رد شد  <bdi>test_merge</bdi> (<bdi>0</bdi> از <bdi>3</bdi>)</p>" in page
+    assert page.endswith("<p>ویژگی‌های پنهان: <bdi>0</bdi> از <bdi>1</bdi> قبول (<bdi>0</bdi> از <bdi>4</bdi> "
+                         "امتیاز).</p></div>")
+    # each property's output indented under its line; the falsifying example intact, left to right
+    assert '<pre dir="ltr">' + "\n".join(FALSIFYING) + "</pre>" in page
+    assert ('<code dir="ltr">merge([1, 2, 1, 2], (1, 2), 5)</code>: انتظار <code dir="ltr">[1, 2, 1]</code> '
+            'می‌رفت، ولی <code dir="ltr">[5, 5, 5]</code> به دست آمد') in page
+    assert page.count("<blockquote>") == page.count("</blockquote>") >= 3
+    assert clean(page) == page.replace("&quot;", "\"")  # what the page's sanitizer keeps: all of it
+    assert clean('<p dir="rtl" onclick="x()">a</p><script>alert(1)</script>') == '<p dir="rtl">a</p>'
+
+
+def test_the_check_cell_fails_in_the_course_s_language(tmp_path):
+    """The check cell's module as nbgrader's Persian course ships it: its CheckFailed, which
+    ``nbgrader validate`` shows, speaks Persian; the English one is the template as it is."""
+    template = (TEMPLATES / "notebook_check.py").read_text(encoding="utf-8")
+    assert engine_words(ENGLISH, template) == template
+    (tmp_path / "grader.py").write_text(engine_words(PERSIAN, template), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("grader", tmp_path / "grader.py")
+    assert spec is not None and spec.loader is not None
+    grader = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grader)
+    assert grader.FAILED.format(module=EX) == (f"{EX}: همه‌ی بررسی‌ها قبول نشدند (بالا را ببینید)؛ درستش کنید، "
+                                              "ذخیره کنید و این سلول را دوباره اجرا کنید")
+
+
+def test_submission_notes_speak_the_course_s_language(tmp_path):
+    folder = tmp_path / "sara"
+    shutil.copytree(ROOT / "samples" / "partly_wrong", folder)
+    (folder / "exercises" / "elsewhere.py").symlink_to("/etc/hostname")
+    notes = {}
+    for course in (ENGLISH, PERSIAN):
+        staged = stage(course, folder)
+        staged.remove()
+        notes[course.language] = staged.notes
+    assert notes == {"en": ["skipped 'exercises/elsewhere.py': links and special files are not graded"],
+                     "fa": ["'exercises/elsewhere.py' کنار گذاشته شد: پیوندها و فایل‌های ویژه نمره‌دهی نمی‌شوند"]}
+
+
+def test_gradescope_says_grading_failed_in_the_course_s_language():
+    """What run_autograder writes when grading itself failed: valid JSON, in the course's language."""
+    said = {}
+    for course in (ENGLISH, PERSIAN):
+        script = f"status=3\nwhy={_why(course)}\nprintf '{{\"score\": 0, \"output\": \"%s\"}}\\n' \"$why\""
+        run = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+        said[course.language] = json.loads(run.stdout)["output"]
+    assert said["en"] == ("The autograder could not grade this submission (exit 3). This is not your mistake: tell "
+                          "your instructor.")
+    assert said["fa"].startswith("نمره‌دهنده‌ی خودکار نتوانست") and "(کد خروج 3)" in said["fa"]

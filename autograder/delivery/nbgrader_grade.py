@@ -14,10 +14,11 @@ Before its first notebook, the process checks the sandbox as ``grade`` does: it 
 (:class:`~autograder.sandbox.IsolationRefused`) where no layer holds or the canary gets
 through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in force.
 
-The feedback names public properties and shows why they failed, naming the notebook's cells;
-hidden properties are only counted, so the feedback HTML shows nothing of them. It is all that
-nbgrader keeps of a grading besides the score: :func:`read_feedback` takes it apart again, for
-the class report (:mod:`autograder.delivery.nbgrader_gradebook`).
+The feedback, in the course's language, names public properties and shows why they failed,
+naming the notebook's cells; hidden properties are only counted, so the feedback HTML shows
+nothing of them. It is all that nbgrader keeps of a grading besides the score:
+:func:`read_feedback` takes it apart again, in whichever language it was written, for the
+class report (:mod:`autograder.delivery.nbgrader_gradebook`).
 
 A bonus exercise is extra credit as nbgrader keeps it: its grade cell is worth 0 points, and
 :class:`SaveExtraCredit`, after nbgrader's ``SaveAutoGrades``, records the engine's score as
@@ -31,13 +32,15 @@ nbgrader's ``DeduplicateIds`` would, so that a copied answer cell neither stops 
 nor goes unnamed in the feedback; :class:`SanitizeHTML` strips raw HTML and scripts from
 student Markdown and HTML outputs (with ``nh3``) before nbconvert renders a page, and
 :class:`FeedbackPage` shows the grade cell's feedback wrapped to the page, without the bare
-score nbgrader reads from it; :class:`QuietCopies` keeps nbgrader's line per file copied
+score nbgrader reads from it (in a right-to-left course as HTML that reads right to left, its
+code left to right, kept by :func:`clean`, the page's cleaner); :class:`QuietCopies` keeps nbgrader's line per file copied
 (hundreds per notebook: the ``grader/`` folder beside it) off the console.
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import logging
 import re
 import tempfile
@@ -54,10 +57,12 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from .. import bidi
 from ..canary import run_canary
 from ..config import Course, load_course
 from ..errors import GraderError
 from ..grading import GraderProcess
+from ..i18n import N_, _, every_language, in_course_language, read_back
 from ..notebook import MARK
 from ..results import Grade, PropertyResult
 from ..sandbox import isolation_note, require_isolation
@@ -128,11 +133,20 @@ class QuietCopies(logging.Filter):
 class FeedbackPage(Preprocessor):
     """The grade cell as a page shows it (feedback, formgrader): the engine's feedback with every
     line longer than :data:`PAGE_COLUMNS` wrapped under its own indentation, and without the bare
-    score that nbgrader reads from the cell's result (the page heads the cell with the score)."""
+    score that nbgrader reads from the cell's result (the page heads the cell with the score).
+    In a right-to-left course the feedback is HTML that reads right to left, its code, calls,
+    numbers and falsifying examples left to right (:func:`right_to_left`)."""
+
+    course = Unicode("", help="the course.yaml of the grading copy, whose language the page speaks").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        self.rtl = bool(self.course) and bidi.right_to_left(load_course(self.course).language)
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         if utils.is_grade(cell) and cell.cell_type == "code":
-            cell.outputs = [wrapped(output) for output in cell.outputs if output.get("output_type") != "execute_result"]
+            shown = right_to_left if self.rtl else wrapped
+            cell.outputs = [shown(output) for output in cell.outputs if output.get("output_type") != "execute_result"]
         return cell, resources
 
 
@@ -143,13 +157,54 @@ def wrapped(output):
     """A stream output with its long lines wrapped at :data:`PAGE_COLUMNS`; any other output as it is."""
     if output.get("output_type") != "stream":
         return output
-    lines: list[str] = []
-    for line in output.get("text", "").split("\n"):
-        indent = " " * (len(line) - len(line.lstrip(" ")))
-        long = len(line) > PAGE_COLUMNS
-        lines += textwrap.wrap(line, PAGE_COLUMNS, subsequent_indent=indent + INDENT, break_long_words=False,
-                               break_on_hyphens=False) if long else [line]
+    lines = [part for line in output.get("text", "").split("\n") for part in _wrap(line)]
     return new_output("stream", name=output.get("name", "stdout"), text="\n".join(lines))
+
+
+def _wrap(line: str) -> list[str]:
+    """``line`` wrapped at :data:`PAGE_COLUMNS`, under its own indentation."""
+    if len(line) <= PAGE_COLUMNS:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    return textwrap.wrap(line, PAGE_COLUMNS, subsequent_indent=indent + INDENT, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def right_to_left(output):
+    """A stream output as HTML that reads right to left: each line of the engine's own (the
+    score, a property's result, the hidden ones' count) with its values in ``<bdi>``, each other
+    line as :func:`autograder.bidi.failure_html` shows it (a line of code wrapped as
+    :func:`wrapped` wraps it), each property's output in a ``<blockquote>`` under its line; any
+    other output as it is."""
+    if output.get("output_type") != "stream":
+        return output
+    parts = []
+    # a paragraph of prose wraps on the page, a line of code is wrapped here
+    lines = [part for line in output.get("text", "").split("\n") for part in
+             ([line] if bidi.has_prose(line) else _wrap(line))]
+    runs = itertools.groupby(lines, key=lambda line: line.startswith(INDENT) or not line)
+    for indented, run in runs:
+        text = "\n".join(line.removeprefix(INDENT) for line in run)
+        if indented and text.strip():
+            parts.append(f"<blockquote>{bidi.failure_html(text)}</blockquote>")
+        elif not indented:
+            parts += [_line_html(line) for line in text.split("\n")]
+    return new_output("display_data", data={"text/html": '<div dir="rtl">' + "\n".join(parts) + "</div>"})
+
+
+def _line_html(line: str) -> str:
+    """A line of the feedback outside a property's output, as HTML."""
+    for message in LINES:
+        if found := _read(message, line):
+            return f"<p>{bidi.isolated(line, [found.span(field) for field in found.groupdict()])}</p>"
+    return bidi.failure_html(line)
+
+
+def clean(page: str) -> str:
+    """HTML as a page may show it: nh3's safe tags and attributes, and ``dir`` on any tag, so that
+    right-to-left text keeps its direction and the code in it its own. It is the page's
+    ``clean_html`` filter too (nbgrader_config.py), in place of nbconvert's, which drops ``dir``."""
+    return nh3.clean(page, attributes={**nh3.ALLOWED_ATTRIBUTES, "*": {"dir"}})
 
 
 class SeparateCopies(NbGraderPreprocessor):
@@ -179,13 +234,13 @@ class SanitizeHTML(Preprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "markdown":
-            cell.source = nh3.clean(markdown2html(cell.source))
+            cell.source = clean(markdown2html(cell.source))
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             for kind in [k for k in data if "javascript" in k or k == "text/markdown"]:
                 del data[kind]
             if "text/html" in data:
-                data["text/html"] = nh3.clean(data["text/html"])
+                data["text/html"] = clean(data["text/html"])
         return cell, resources
 
 
@@ -228,9 +283,11 @@ _GRADER: dict[Path, GraderProcess] = {}
 atexit.register(_close_graders)
 
 
+@in_course_language
 def grade_outputs(course: Course, module: str, grade: Grade) -> list:
-    """The grade cell's outputs: the feedback on stdout, then the score as the cell's result,
-    which nbgrader records (0 for a bonus exercise, whose score is extra credit: :class:`SaveExtraCredit`)."""
+    """The grade cell's outputs: the feedback on stdout, in the course's language, then the score
+    as the cell's result, which nbgrader records (0 for a bonus exercise, whose score is extra
+    credit: :class:`SaveExtraCredit`)."""
     exercise = course.exercise(module)
     score = 0 if exercise.bonus else min(grade.score, exercise.points)
     return [new_output("stream", name="stdout", text=feedback_text(module, exercise.points_text, grade)),
@@ -238,28 +295,38 @@ def grade_outputs(course: Course, module: str, grade: Grade) -> list:
 
 
 def feedback_text(module: str, points: str | int, grade: Grade) -> str:
-    """What the student reads under the grade cell (``points``: the exercise's, as ``20`` or ``10 bonus``)."""
+    """What the student reads under the grade cell (``points``: the exercise's, as ``20`` or
+    ``10 bonus``), in the language spoken now."""
     results = [r for r in grade.results if r.exercise == module]
     public = [r for r in results if not r.hidden]
     hidden = replace(grade, results=tuple(r for r in results if r.hidden))
-    lines = [f"{module}: {grade.score:g} / {points} points.", _HEADER, grade.notes_text, ""]
+    lines = [_(SCORE).format(module=module, score=grade.score, points=points), _(HEADER), grade.notes_text, ""]
     for result in public:
-        mark = PASSED if result.passed else FAILED
-        lines.append(f"{mark}  {result.name} ({result.score:g}/{result.points:g})")
+        said = _(PASSED if result.passed else FAILED)
+        lines.append(said.format(name=result.name, score=result.score, points=result.points))
         if not result.passed and result.output:
             lines += [INDENT + line for line in result.output.splitlines()] + [""]
     if hidden.results:
-        passed = [r for r in hidden.results if r.passed]
-        lines.append(f"{HIDDEN} {len(passed)} of {len(hidden.results)} passed "
-                     f"({hidden.score:g} / {hidden.max_score:g} points).")
+        lines.append(_(HIDDEN).format(passed=sum(r.passed for r in hidden.results), total=len(hidden.results),
+                                      score=hidden.score, points=hidden.max_score))
     return "\n".join(lines).rstrip() + "\n"
 
 
-PASSED, FAILED, INDENT, HIDDEN = "passed", "FAILED", "    ", "Hidden properties:"
-_HEADER = "Your code cells were graded top to bottom, as one module, in a sandbox, by the course's properties."
-_RESULT = re.compile(rf"^({PASSED}|{FAILED})  (\w+) \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\)$")
-_HIDDEN = re.compile(rf"^{HIDDEN} (\d+) of (\d+) passed \(")
+SCORE = N_("{module}: {score:g} / {points} points.")
+HEADER = N_("Your code cells were graded top to bottom, as one module, in a sandbox, by the course's properties.")
+PASSED = N_("passed  {name} ({score:g}/{points:g})")
+FAILED = N_("FAILED  {name} ({score:g}/{points:g})")
+HIDDEN = N_("Hidden properties: {passed} of {total} passed ({score:g} / {points:g} points).")
+LINES = (SCORE, PASSED, FAILED, HIDDEN)  # the lines of the engine's own, which read_feedback reads back
+INDENT = "    "
+_NUMBER = r"\d+(?:\.\d+)?"
+_FIELDS = {"module": r"\w+", "name": r"\w+", "score": _NUMBER, "passed": r"\d+", "total": r"\d+"}
 _CUT = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a cell's output
+
+
+def _read(message: str, line: str) -> re.Match | None:
+    """``line`` read back as ``message`` in any language (an exercise's points are text: ``10 bonus``)."""
+    return read_back(message, line, **_FIELDS, points=".+" if message == SCORE else _NUMBER)
 
 
 @dataclass(frozen=True)
@@ -275,27 +342,34 @@ class Feedback:
 
 
 def read_feedback(module: str, text: str) -> Feedback | None:
-    """The grade cell's feedback on ``module`` taken apart; None if ``text`` is not the engine's."""
+    """The grade cell's feedback on ``module`` taken apart, in whichever language it was written;
+    None if ``text`` is not the engine's."""
     lines = text.splitlines()
-    if len(lines) < 2 or not (lines[0].startswith(f"{module}: ") and lines[1] == _HEADER):
+    score = _read(SCORE, lines[0]) if lines else None
+    if len(lines) < 2 or not (score and score["module"] == module and lines[1] in every_language(HEADER)):
         return None
     public: list[PropertyResult] = []
     hidden = (0, 0)
     at = 2
     while at < len(lines):
-        found = _RESULT.match(lines[at])
+        found, passed = _result(lines[at])
         at += 1
         if found:
             output = []
             while at < len(lines) and lines[at].startswith(INDENT):
                 output.append(lines[at][len(INDENT):])
                 at += 1
-            score, points = _whole(found[3]), _whole(found[4])
-            public.append(PropertyResult(module, found[2], points, score, found[1] == PASSED, False,
-                                         "\n".join(output).rstrip()))
-        elif counted := _HIDDEN.match(lines[at - 1]):
-            hidden = (int(counted[1]), int(counted[2]))
+            public.append(PropertyResult(module, found["name"], _whole(found["points"]), _whole(found["score"]),
+                                         passed, False, "\n".join(output).rstrip()))
+        elif counted := _read(HIDDEN, lines[at - 1]):
+            hidden = (int(counted["passed"]), int(counted["total"]))
     return Feedback(tuple(public), *hidden, cut=_CUT in lines)
+
+
+def _result(line: str) -> tuple[re.Match | None, bool]:
+    """A public property's line of the feedback read back, and whether it passed."""
+    passed = _read(PASSED, line)
+    return passed or _read(FAILED, line), passed is not None
 
 
 def _whole(number: str) -> int:

@@ -38,7 +38,7 @@ import yaml
 from .. import bidi
 from ..config import Course, Exercise
 from ..errors import GraderError
-from ..i18n import in_course_language
+from ..i18n import _, in_course_language
 
 MODULE = "__module__"  # the key of a module's own docstring
 ADDITIONS = "__additions__"  # the key of what the texts quote beyond the English
@@ -102,6 +102,22 @@ def title(course: Course, exercise: Exercise | None = None) -> str:
 def points_text(course: Course, exercise: Exercise) -> str:
     """``exercise``'s points as the course's language writes them: ``20``, or ``10 bonus``."""
     return exercise.points_text
+
+
+@in_course_language
+def engine_words(course: Course, source: str) -> str:
+    """A Python file the engine ships to run outside it (the check cell's module), each text it
+    marks ``N_("...")`` written in the course's language: there is no catalog where it runs."""
+    tree = ast.parse(source)
+    data, starts = source.encode("utf-8"), _line_starts(source.encode("utf-8"))
+    marked = [(node.args[0], node.args[0].value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Name) and node.func.id == "N_" and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)]
+    for text, english in sorted(marked, key=lambda found: _span(starts, found[0]), reverse=True):  # offsets stay
+        if _(english) != english:
+            start, end = _span(starts, text)
+            data = data[:start] + repr(_(english)).encode("utf-8") + data[end:]
+    return data.decode("utf-8")
 
 
 def markdown(course: Course, text: str) -> str:
