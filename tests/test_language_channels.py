@@ -16,6 +16,7 @@ import nbformat
 import pytest
 import yaml
 
+from autograder.bidi import has_prose
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
 from autograder.delivery.nbgrader_course import build_nbgrader_course
@@ -23,6 +24,7 @@ from autograder.delivery.translation import module_source, title
 from autograder.grading import grade_staged, name_cells
 from autograder.locked import check_locked
 from autograder.report import write_reports
+from autograder.results import split_feedback
 from autograder.submission import stage
 from tests.conftest import ROOT, autograder, leaks
 from tests.test_class_report import chromium, screenshot
@@ -132,6 +134,7 @@ def test_the_reference_and_the_persian_stubs_grade_the_same_in_both_languages(re
              for language, course in (("en", COURSE), ("fa", PERSIAN))}
     assert json.dumps(graded(stubs["en"].results)) == json.dumps(graded(stubs["fa"].results))
     assert all("هنوز نوشته نشده است" in test["output"] for test in stubs["fa"].results["tests"])
+    assert stubs["fa"].results["output"].startswith("کد دانشجو در محیط ایزوله اجرا شد: ")
     assert all("not implemented yet" in test["output"] for test in stubs["en"].results["tests"])
 
 
@@ -151,6 +154,9 @@ def test_a_partly_wrong_submission_grades_the_same_in_both_languages_with_persia
     (english, english_md), (persian, persian_md) = reports["en"], reports["fa"]
     assert json.dumps(graded(english)) == json.dumps(graded(persian))
     assert english["score"] == persian["score"] and 0 < persian["score"] < 110
+    # Gradescope's texts: every failure's reason in Persian (the description before it is the course's)
+    failed = [test["output"] for test in persian["tests"] if test["status"] == "failed"]
+    assert failed and all(has_prose(split_feedback(text)[1] or text.rsplit(" — ", 1)[-1]) for text in failed)
     assert persian_md.startswith('<div dir="rtl">') and "امتیاز:" in persian_md and "Score:" not in persian_md
     examples = [line for line in english_md.splitlines() if line.startswith("      ")]  # inside the examples
     assert examples and all(f"{line}\n" in persian_md for line in examples)
