@@ -139,7 +139,7 @@ class Delivery(_Strict):
 
 
 class Mutation(_Strict):
-    """What ``python -m autograder mutate`` reads (:mod:`autograder.mutate`)."""
+    """What ``python -m autograder mutate`` reads (:mod:`autograder.authoring.mutate`)."""
 
     # the mutants the course judged equivalent to the reference, with reasons; read (and
     # checked) by that command alone, so the delivery channels need not ship it
@@ -147,7 +147,7 @@ class Mutation(_Strict):
 
 
 class Report(_Strict):
-    """What ``python -m autograder report`` reads (:mod:`autograder.class_report`)."""
+    """What ``python -m autograder report`` reads (:mod:`autograder.reports.class_report`)."""
 
     # per exercise, each property's catalog mutants (mistakes planted in the reference) that it
     # catches, as YAML or JSON; the class report links each property to them

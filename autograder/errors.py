@@ -1,4 +1,5 @@
-"""What can go wrong when the grader calls student code, as exceptions a suite can see.
+"""What can go wrong when the grader calls student code, as exceptions a suite can see; and
+what stops the grader itself.
 
 :class:`StudentError` is an ordinary exception: the student's code raised, and a property
 may expect that (``autograder.suite.expect_error``) or let hypothesis shrink the input that caused it.
@@ -41,3 +42,9 @@ class SandboxFailure(BaseException):
 
 class GraderError(Exception):
     """The grader itself cannot run (bad course, broken suite); never the student's fault."""
+
+    exit_status = 2  # of the command that met it; official grading refused is 3
+
+
+class SubmissionError(Exception):
+    """A submission cannot be read or has no exercise modules: it is graded as unreadable."""

@@ -162,8 +162,8 @@ class Grade:
 
 
 HIDDEN_REASON = " — "  # a hidden property's feedback: "description — reason."
-LOCKED_PREFIX = "locked case: "  # how a locked case's name begins (autograder.locked), in every language
-NOT_WRITTEN = N_("not implemented yet")  # the reason of a call into a function still the stub (autograder.proxy)
+LOCKED_PREFIX = "locked case: "  # how a locked case's name begins (check_locked), in every language
+NOT_WRITTEN = N_("not implemented yet")  # the reason of a call into a function still the stub (engine.session)
 
 
 def split_feedback(output: str) -> tuple[str, str]:

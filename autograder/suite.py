@@ -3,7 +3,7 @@
 A suite is an ordinary pytest module. The engine gives every test these fixtures:
 
 - ``student``: the student's module for the suite's exercise, living in the sandbox
-  (see :mod:`autograder.proxy`); calls return plain data;
+  (see :mod:`autograder.engine.session`); calls return plain data;
 - ``reference``: the hidden reference module, imported in the grader;
 - ``sandbox``: the session itself, for ``sandbox.module("encoders")`` (a course support module);
 - ``course``: the validated course definition (for its data paths).
@@ -20,6 +20,7 @@ import reprlib
 from collections.abc import Callable
 from typing import Any
 
+from .equality import same
 from .errors import StudentError
 from .i18n import N_, _
 
@@ -36,8 +37,9 @@ def show(value: Any) -> str:
 
 
 def expect_equal(got: Any, expected: Any, what: str) -> None:
-    """Fail with ``what: expected ..., got ...`` unless the values are equal (types included)."""
-    if not _same(got, expected):
+    """Fail with ``what: expected ..., got ...`` unless the values are equal, types included
+    (:func:`autograder.equality.same`)."""
+    if not same(got, expected):
         raise AssertionError(_(EXPECTED).format(what=what, expected=show(expected), got=show(got)))
 
 
@@ -104,29 +106,3 @@ def _builtin_error(name: str) -> type[BaseException] | None:
     """The built-in exception class called ``name``, if there is one."""
     cls = getattr(builtins, name, None)
     return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equality that also checks types, so ``1 == True`` or ``[1] == (1,)`` do not pass, at
-    every level: dict keys and set members included (``{(1, 2): 3}`` is not ``{(True, 2.0): 3}``)."""
-    if isinstance(a, tuple) and isinstance(b, tuple):  # a named tuple equals its plain tuple
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        keys = _members(b)
-        return len(a) == len(b) and all(k in keys and _same(k, keys[k]) and _same(a[k], b[keys[k]]) for k in a)
-    if isinstance(a, (set, frozenset)):
-        members = _members(b)
-        return len(a) == len(b) and all(x in members and _same(x, members[x]) for x in a)
-    if isinstance(a, float) and math.isnan(a):
-        return math.isnan(b)
-    return a == b
-
-
-def _members(keys: Any) -> dict:
-    """Each key (or member) of ``keys`` by itself: looking up an equal value gives the one
-    ``keys`` holds, whose type may differ (``True`` for ``1``)."""
-    return {key: key for key in keys}

@@ -505,7 +505,7 @@ def grade(submission: str, exercises: list[str] | None = None) -> tuple[list[dic
     """Grade ``submission`` on ``exercises`` (all when None) with the course's suites; returns
     the results as plain dicts and the seconds taken. Meant to run in a worker process."""
     from autograder.config import load_course
-    from autograder.plugin import run_suites
+    from autograder.engine.run import run_suites
 
     course = load_course(ROOT / "course.yaml")
     if exercises is not None:

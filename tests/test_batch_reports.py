@@ -11,11 +11,12 @@ import sqlite3
 import pytest
 from rich.console import Console
 
+from autograder.batch.batch import BatchOptions, grade_many
+from autograder.batch.gradebook import Gradebook
 from autograder.cli import main
 from autograder.config import load_course
-from autograder.gradebook import Gradebook
-from autograder.grading import grade_many
-from autograder.report import feedback_markdown, print_grades
+from autograder.engine.report import feedback_markdown
+from autograder.reports.terminal import print_grades
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT
 
@@ -43,8 +44,8 @@ def test_a_grading_of_one_exercise_records_that_exercise_alone(course, tmp_path)
     assert "**Score: 15 / 20**" in text and f"Only {FIRST} was graded this time." in text
     assert re.findall(r"^## (\w+)", text, re.M) == [FIRST]
     book = Gradebook(tmp_path)
-    book.record("alice", {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "v"}, "none", grade,
-                course.full_marks([FIRST]), 2.0)
+    book.record("alice", {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "v", "isolation": "none",
+                          "max_score": course.full_marks([FIRST])}, grade, 2.0)
     book.write_csv(course, tmp_path / "grades.csv")
     book.close()
     (row,) = csv.DictReader((tmp_path / "grades.csv").open())
@@ -72,12 +73,13 @@ def test_an_unreadable_submission_is_counted_on_the_bar_and_recorded_once(course
     out = tmp_path / "out"
     for _ in range(2):  # a rerun finds the same unreadable file
         console = Console(record=True, width=120)
-        rows = grade_many(course, [("broken", broken)], out, 2, False, console)
+        rows = grade_many(course, [("broken", broken)], out, console, BatchOptions(jobs=2))
         assert rows[0][2].startswith("unreadable: ")
         assert re.search(r"\b1/1\b", console.export_text()), console.export_text()
     with sqlite3.connect(out / "gradebook.sqlite") as book:
         assert book.execute("SELECT COUNT(*) FROM gradings").fetchone()[0] == 1
-    rows = grade_many(course, [("broken", broken)], out, 2, False, Console(file=open("/dev/null", "w")), [FIRST])
+    rows = grade_many(course, [("broken", broken)], out, Console(file=open("/dev/null", "w")),
+                      BatchOptions(jobs=2, exercises=[FIRST]))
     with sqlite3.connect(out / "gradebook.sqlite") as book:
         assert book.execute("SELECT COUNT(*) FROM gradings").fetchone()[0] == 2, "another grading: another row"
     assert [r.exercise for r in rows[0][1].results] == [FIRST]
@@ -99,10 +101,11 @@ def test_a_replay_of_a_built_bundle_takes_no_exercise(capsys, tmp_path):
 
 def test_a_replay_whose_grading_failed_is_summed_up(monkeypatch, capsys):
     """run_autograder's fallback results.json, when grading itself failed, has no tests."""
-    from autograder.delivery import gradescope
+    from autograder.commands import gradescope
+    from autograder.delivery.gradescope import Replay
 
     said = "The autograder could not grade this submission (exit 2)."
-    monkeypatch.setattr(gradescope, "replay", lambda *args: gradescope.Replay({"score": 0, "output": said}, 1.0, None))
+    monkeypatch.setattr(gradescope, "replay", lambda *args: Replay({"score": 0, "output": said}, 1.0, None))
     assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises")]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert said in out and "score 0, 0 of 0 tests passed" in out and "results.json not kept" in out

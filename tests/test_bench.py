@@ -3,12 +3,12 @@ of its file, and a built-in's to that of the caller that spent the most in it.""
 
 from types import SimpleNamespace
 
-from autograder.bench import CATEGORIES, _categorise
+from autograder.authoring.bench import CATEGORIES, _categorise
 
 
 def test_own_time_goes_by_file_and_builtins_follow_their_biggest_caller():
-    sandbox = ("/x/autograder/sandbox.py", 240, "request")
-    start = ("/x/autograder/sandbox.py", 208, "__init__")
+    sandbox = ("/x/autograder/isolation/channel.py", 240, "request")
+    start = ("/x/autograder/isolation/process.py", 208, "__init__")
     hypothesis = ("/v/site-packages/hypothesis/core.py", 10, "run")
     poll = ("~", 0, "<method 'poll' of 'select.epoll' objects>")
     fork = ("~", 0, "<built-in method _posixsubprocess.fork_exec>")

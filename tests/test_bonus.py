@@ -10,9 +10,10 @@ import pytest
 import yaml
 from rich.console import Console
 
+from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
-from autograder.gradebook import Gradebook
-from autograder.report import feedback_markdown, print_check, print_grades, write_reports
+from autograder.engine.report import feedback_markdown, write_reports
+from autograder.reports.terminal import print_check, print_grades
 from autograder.results import Grade, PropertyResult
 from tests.conftest import ROOT
 
@@ -63,8 +64,9 @@ def test_gradescope_score_may_pass_the_full_marks_and_grades_csv_has_the_bonus_c
     document = json.loads((tmp_path / "alice" / "results.json").read_text())
     assert document["score"] == 15 and all(t["score"] <= t["max_score"] for t in document["tests"])
     book = Gradebook(tmp_path)
-    key = {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "v"}
-    book.record("alice", key, "none", grade, course.max_score, 1.0)
+    key = {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "v", "isolation": "none",
+           "max_score": course.max_score}
+    book.record("alice", key, grade, 1.0)
     book.write_csv(course, tmp_path / "grades.csv")
     book.close()
     (row,) = csv.DictReader((tmp_path / "grades.csv").open())

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import canary
+from autograder.batch import canary
 from autograder.config import load_course
-from autograder.sandbox import isolation, with_layers
+from autograder.isolation import isolation, with_layers
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.sandbox

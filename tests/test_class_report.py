@@ -1,4 +1,4 @@
-"""The class report (``python -m autograder report``, :mod:`autograder.class_report`).
+"""The class report (``python -m autograder report``, :mod:`autograder.reports.class_report`).
 
 The fast tests build a grades folder by hand (the gradebook and results.json that ``grade``
 writes) and check what the page makes of it; the slow ones grade a batch with a known answer
@@ -24,12 +24,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.class_report import CSP, KEY_FILE, Names, build_report, compare, load_batch, open_batch, read_failure
+from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
-from autograder.delivery.nbgrader_grade import feedback_text, read_feedback
+from autograder.delivery.nbgrader_feedback import feedback_text, read_feedback
+from autograder.engine.report import write_reports
 from autograder.errors import GraderError
-from autograder.gradebook import Gradebook
-from autograder.report import write_reports
+from autograder.reports.class_report.load import load_batch
+from autograder.reports.class_report.names import KEY_FILE, Names
+from autograder.reports.class_report.page import CSP, build_report, open_batch
+from autograder.reports.class_report.similarity import compare
+from autograder.reports.class_report.stats import read_failure
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT, autograder
 
@@ -108,13 +112,13 @@ def grades(tmp_path):
     folder = tmp_path / "grades"
     folder.mkdir()
     book = Gradebook(folder)
-    key = {"course_digest": "c", "seed": 1, "engine_version": "t"}
+    key = {"course_digest": "c", "seed": 1, "engine_version": "t", "isolation": "test", "max_score": course.max_score}
     for name, grade in BATCH.items():
         write_reports(course, folder / name, name, grade)
-        book.record(name, {**key, "digest": name}, "test", grade, course.max_score, 10.0 + len(name))
+        book.record(name, {**key, "digest": name}, grade, 10.0 + len(name))
     unreadable = Grade.unreadable(course, "The submission could not be read: bad zip")
     write_reports(course, folder / "zed", "zed", unreadable)
-    book.record("zed", {**key, "digest": "unreadable"}, "test", unreadable, course.max_score, 0.0, note="unreadable")
+    book.record("zed", {**key, "digest": "unreadable"}, unreadable, 0.0, note="unreadable")
     book.write_csv(course, folder / "grades.csv")
     book.close()
     return folder
@@ -186,8 +190,8 @@ def write_batch(folder: Path, grades: dict[str, Grade]) -> Path:
     book = Gradebook(folder)
     for name, grade in grades.items():
         write_reports(course, folder / name, name, grade)
-        book.record(name, {"course_digest": "c", "seed": 1, "engine_version": "t", "digest": name}, "test", grade,
-                    course.max_score, grade.seconds or 0.0)
+        book.record(name, {"course_digest": "c", "seed": 1, "engine_version": "t", "digest": name, "isolation": "test",
+                           "max_score": course.max_score}, grade, grade.seconds or 0.0)
     book.close()
     return folder
 
@@ -319,7 +323,7 @@ def test_renamed_copy_differs_in_text_and_ranks_first(tmp_path):
 
 def test_stubs_and_lesson_are_boilerplate(tmp_path):
     """Two submissions that are the stubs as handed out share nothing that counts."""
-    from autograder.class_report import boilerplate_sources
+    from autograder.reports.class_report.load import boilerplate_sources
 
     course = load_course(COURSE)
     stub = (ROOT / "exercises" / f"{EX}.py").read_text(encoding="utf-8")

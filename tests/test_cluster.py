@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import isolation
+from autograder.isolation import isolation
 from tests.conftest import ROOT, autograder
 
 pytest.importorskip("distributed", reason="the cluster extra (make setup installs it)")
@@ -214,7 +214,7 @@ def test_a_client_without_the_certificate_is_refused(batch, cluster, tmp_path):
 
 
 def test_plain_tcp_to_another_machine_is_refused_unless_the_instructor_insists(tmp_path):
-    from autograder.cluster_tls import client_security
+    from autograder.batch.cluster_tls import client_security
     from autograder.errors import GraderError
 
     refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"), "--cluster",
@@ -267,10 +267,10 @@ def test_the_cluster_page_s_slurm_snippet_makes_a_job_script(tmp_path, monkeypat
 
 def test_a_task_s_key_names_the_course_the_files_and_the_exercises():
     """Two clients on one scheduler share a grading only when everything that decides it is the same."""
-    from autograder.cluster import _task_key
-    from autograder.submission import Staged
+    from autograder.batch.cluster import task_key
+    from autograder.batch.staging import Staged
 
     staged = Staged("ada", Path("/nowhere"), "f" * 64, [])
-    keys = {_task_key(digest, "ada", staged, exercises) for digest in ("a" * 64, "b" * 64)
+    keys = {task_key(digest, "ada", staged, exercises) for digest in ("a" * 64, "b" * 64)
             for exercises in (None, ["ex1"], ["ex1", "ex2"])}
     assert len(keys) == 6

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import codec
+from autograder.isolation.inside import codec
 
 Step = namedtuple("Step", "rank pair token")
 
@@ -218,7 +218,7 @@ def test_without_json_s_c_speedups_the_json_package_serves_alike():
     import sys
 
     probe = ("import sys; sys.modules['_json'] = None\n"
-             "from autograder import codec\n"
+             "from autograder.isolation.inside import codec\n"
              "assert 'json' in sys.modules, 'the fallback did not run'\n"
              "wire = codec.dumps({(1, 2): [b'th', 3.5, float('inf'), 'é']})\n"
              "print(wire.decode()); print(codec.loads(wire))\n"

@@ -166,7 +166,7 @@ def test_the_release_holds_no_answers_and_its_check_runs(toy, tmp_path):
     out = tmp_path / "release"
     built = run(toy, "release", "--out", str(out))
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    assert not (out / "answers").exists() and (out / "autograder" / "plugin.py").is_file()
+    assert not (out / "answers").exists() and (out / "autograder" / "engine" / "plugin.py").is_file()
     suite = (out / "suites" / "ex_sum.py").read_text()
     assert PUBLIC in suite and HIDDEN not in suite
     alone = {"PATH": "/usr/bin:/bin", "HOME": str(out), **engine_only(toy, engine=False)}  # the release's own engine
@@ -181,7 +181,7 @@ def test_gradescope_bundles_the_toy_course(toy, tmp_path):
     built = run(toy, "gradescope", "--out", str(out))
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     names = set(zipfile.ZipFile(out).namelist())
-    assert {"setup.sh", "run_autograder", "course.yaml", "requirements.lock", "autograder/plugin.py",
+    assert {"setup.sh", "run_autograder", "course.yaml", "requirements.lock", "autograder/engine/plugin.py",
             "toy/ex_sum.py", "answers/ex_sum.py", "suites/ex_sum.py"} <= names
     assert not {n for n in names if n.split("/")[0] in COURSE_PACKAGES - {"suites"}}
 
@@ -274,7 +274,7 @@ def test_a_notebook_with_a_copied_answer_cell_is_graded_in_order_and_noted(toy, 
 
 def in_a_fresh_process(course, *grading):
     """:meth:`GraderProcess.grade` of ``grading`` in a process that grades nothing else."""
-    from autograder.grading import GraderProcess
+    from autograder.batch.grader import GraderProcess
 
     with GraderProcess(course) as grader:
         return grader.grade(*grading)
@@ -284,9 +284,9 @@ def in_a_fresh_process(course, *grading):
 def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(tmp_path):
     """nbgrader grades all of a student's notebooks in one :class:`GraderProcess`: each grading
     matches a fresh process's, and a grading that kills the process costs only itself."""
+    from autograder.batch.grader import GraderProcess, Part
+    from autograder.batch.staging import stage
     from autograder.config import load_course
-    from autograder.grading import GraderProcess
-    from autograder.submission import stage
 
     course = load_course(TOY / "course.yaml")
     wrong = tmp_path / "wrong"
@@ -297,7 +297,7 @@ def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(t
     def graded(grader, name: str, exercises: list[str] | None = None):
         staged = stage(course, submissions[name])
         try:
-            return grader(name, staged, tmp_path / "out" / name, exercises)
+            return grader(name, staged, tmp_path / "out" / name, Part(exercises))
         finally:
             staged.remove()
 
@@ -328,9 +328,10 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     process per job, not per submission, and every grade is a fresh process's."""
     from rich.console import Console
 
+    from autograder.batch.batch import BatchOptions, grade_many
+    from autograder.batch.grader import GraderProcess
+    from autograder.batch.staging import stage
     from autograder.config import load_course
-    from autograder.grading import GraderProcess, grade_many
-    from autograder.submission import stage
 
     course = load_course(TOY / "course.yaml")
     wrong = tmp_path / "wrong"
@@ -345,7 +346,8 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     starts = []
     start = GraderProcess._start
     monkeypatch.setattr(GraderProcess, "_start", lambda self: starts.append(self) or start(self))
-    rows = grade_many(course, submissions, tmp_path / "batch", 1, True, Console(file=open(os.devnull, "w")))
+    rows = grade_many(course, submissions, tmp_path / "batch", Console(file=open(os.devnull, "w")),
+                      BatchOptions(jobs=1, force=True))
     assert len(starts) == 1, "one job, one grader process"
     assert {name: grade.results for name, grade, _ in rows} == {n: g.results for n, g in fresh.items()}
     assert all(grader.process is None for grader in starts), "the batch closes its grader processes"
@@ -358,9 +360,9 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
     """A process that graded one course grades another whose suites and solutions have the same
     module names (two versions of a course, a release beside its source) by the second's files,
     not by the modules the first left imported."""
+    from autograder.batch.staging import stage
     from autograder.config import load_course
-    from autograder.grading import grade_staged
-    from autograder.submission import stage
+    from autograder.engine.run import grade_staged
 
     first = shutil.copytree(TOY, tmp_path / "first", ignore=SKIPPED)
     second = shutil.copytree(TOY, tmp_path / "second", ignore=SKIPPED)
@@ -374,7 +376,7 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
         course = load_course(root / "course.yaml")
         staged = stage(course, submission)
         try:
-            return [(r.name, r.passed) for r in grade_staged(course, staged).results]
+            return [(r.name, r.passed) for r in grade_staged(course, staged.root, staged.notes).results]
         finally:
             staged.remove()
 

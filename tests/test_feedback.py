@@ -12,9 +12,10 @@ import pytest
 from rich.console import Console
 
 from autograder.config import CourseConfigError, Limits, load_course
+from autograder.engine.feedback import hidden_reason, property_feedback
+from autograder.engine.report import feedback_markdown
 from autograder.errors import SandboxFailure, StudentError
-from autograder.plugin import _feedback, _reason
-from autograder.report import feedback_markdown, print_check
+from autograder.reports.terminal import print_check
 from autograder.results import Grade, PropertyResult, clip
 from tests.conftest import ROOT, autograder
 from tests.test_config import write_variant
@@ -51,13 +52,13 @@ def student_error(type_name: str, mro: list[str], message: str = "", traceback: 
     (AttributeError("no f"), "a name is missing"),
 ])
 def test_hidden_reasons_come_from_a_closed_set(error, reason):
-    assert _reason(error) == reason
+    assert hidden_reason(error) == reason
 
 
 def test_hidden_feedback_is_the_summary_and_the_reason():
     item = SimpleNamespace(function=SimpleNamespace(__doc__="Ties break to the left.\n\nMore."), originalname="t")
     error = student_error("LEAK_" + "[1, 2]" * 1000, ["LEAK", "Exception", "BaseException", "object"], "[1, 2]")
-    assert _feedback(item, error, True, 4000) == "Ties break to the left. — raised a non-built-in exception."
+    assert property_feedback(item, error, True, 4000) == "Ties break to the left. — raised a non-built-in exception."
 
 
 def suite_docstrings(course_file: Path = ROOT / "course.yaml"):
@@ -76,8 +77,8 @@ def test_every_description_is_shown_whole():
     cut = []
     for name, doc in suite_docstrings():
         item = SimpleNamespace(function=SimpleNamespace(__doc__=doc), originalname=name)
-        hidden = _feedback(item, AssertionError("wrong"), True, 4000).rsplit(" — ", 1)[0]
-        public = _feedback(item, AssertionError("wrong"), False, 4000).split("\n", 1)[0]
+        hidden = property_feedback(item, AssertionError("wrong"), True, 4000).rsplit(" — ", 1)[0]
+        public = property_feedback(item, AssertionError("wrong"), False, 4000).split("\n", 1)[0]
         paragraph = doc.strip().split("\n\n", 1)[0]
         if not (hidden == public == " ".join(paragraph.split()) and public.endswith((".", "!", "?"))):
             cut.append(f"{name}: {public!r}")
@@ -88,7 +89,7 @@ def test_public_feedback_caps_the_students_message_and_traceback_but_keeps_the_e
     item = SimpleNamespace(function=SimpleNamespace(__doc__="Merges replace left to right."), originalname="t")
     error = student_error("Boom", ["Boom", "Exception", "BaseException", "object"], "M" * 1_000_000, "T" * 1_000_000)
     error.add_note("Falsifying example: test(ids=[1, 2])")
-    text = _feedback(item, error, False, 4000)
+    text = property_feedback(item, error, False, 4000)
     assert len(text) < 4000 + 100
     assert text.startswith("Merges replace left to right.") and text.count(MARKER) == 2
     assert "Falsifying example: test(ids=[1, 2])" in text
@@ -273,7 +274,7 @@ def test_headlines_show_the_call_made():
     student pastes the call to see it fail: a headline writes the call out whole, dicts in their
     real order, a student object by its name; only an argument longer than SHOWN_CHARS is cut,
     where a marker says so."""
-    from autograder.proxy import SHOWN_CHARS, shown_call
+    from autograder.engine.session import SHOWN_CHARS, shown_call
 
     assert shown_call("f", ({"the": 3, "a": 1, "cat": 2},), {}) == "f({'the': 3, 'a': 1, 'cat': 2})"
     table = {index: 0 for index in range(9, 0, -1)}

@@ -192,7 +192,7 @@ def test_one_bad_submission_never_stops_the_batch(tmp_path):
 def test_grader_processes_keep_hypothesis_s_files_in_the_user_s_cache(tmp_path, monkeypatch):
     """Hypothesis builds its unicode table on first use (about 0.9 s); grader processes share
     it through the user's cache, and use their scratch folder where no cache can be made."""
-    from autograder.grading import hypothesis_storage
+    from autograder.batch.grader import hypothesis_storage
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert hypothesis_storage("scratch") == str(tmp_path / "cache" / "autograder" / "hypothesis")
@@ -210,8 +210,9 @@ def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypa
 
     from rich.console import Console
 
+    from autograder.batch.batch import BatchOptions, grade_many
+    from autograder.batch.grader import GraderPool, GraderProcess
     from autograder.config import load_course
-    from autograder.grading import GraderPool, GraderProcess, grade_many
 
     course = load_course(ROOT / "course.yaml")
     chosen = ["ex1_merge_tracing", "ex3_wordpiece"]  # a partly wrong one, then a wrong one: feedback in both
@@ -222,13 +223,13 @@ def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypa
     def timed(self, *args, **kwargs):
         began = time.monotonic()
         answer = grade(self, *args, **kwargs)
-        graded.append(("public" if kwargs.get("public_only") else "hidden", began, time.monotonic()))
+        graded.append(("public" if args[-1].public_only else "hidden", began, time.monotonic()))
         return answer
 
     monkeypatch.setattr(GraderPool, "grade", timed)
     quiet = Console(file=open(os.devnull, "w"))
-    rows = {jobs: grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / f"jobs{jobs}", jobs,
-                             True, quiet, chosen) for jobs in (1, 2)}
+    rows = {jobs: grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / f"jobs{jobs}", quiet,
+                             BatchOptions(jobs, True, chosen)) for jobs in (1, 2)}
     assert len(starts) == 3, "one grader process for the whole, one for each grading thread"
     parts = graded[1:]  # the whole grading's first
     assert sorted(kind for kind, _, _ in parts) == ["hidden", "hidden", "public", "public"]
@@ -251,22 +252,24 @@ def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypat
     part's log."""
     from rich.console import Console
 
+    from autograder.batch.batch import BatchOptions, grade_many
+    from autograder.batch.grader import GraderPool
     from autograder.config import load_course
-    from autograder.grading import GraderPool, grade_many
 
     course = load_course(ROOT / "course.yaml")
     grade = GraderPool.grade
 
-    def failing(self, course, name, staged, folder, exercises=None, began=None, public_only=False, after=None):
-        if exercises == ["ex3_wordpiece"]:
+    def failing(self, course, name, staged, folder, part):
+        if part.exercises == ["ex3_wordpiece"]:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "grader.log").write_text("why it died\n")
             return None, 0.5, f"grader failed (exit code 9), see {name}/grader.log"
-        return grade(self, course, name, staged, folder, exercises, began, public_only, after)
+        return grade(self, course, name, staged, folder, part)
 
     monkeypatch.setattr(GraderPool, "grade", failing)
-    rows = grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / "out", 2, True,
-                      Console(file=open(os.devnull, "w")), ["ex1_merge_tracing", "ex3_wordpiece"])
+    chosen = ["ex1_merge_tracing", "ex3_wordpiece"]
+    rows = grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / "out",
+                      Console(file=open(os.devnull, "w")), BatchOptions(2, True, chosen))
     assert rows == [("partly", None, "grader failed (exit code 9), see partly/grader.log")]
     assert (tmp_path / "out" / "partly" / "grader.log").read_text() == "why it died\n"
     assert not (tmp_path / "out" / "partly" / "results.json").exists()

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from autograder.config import load_course
-from autograder.plugin import run_suites
-from autograder.sandbox import SANDBOX_UIDS, _sandbox_uid, isolation
+from autograder.engine.run import Scope, run_suites
+from autograder.isolation import isolation
+from autograder.isolation.process import SANDBOX_UIDS, sandbox_uid
 from tests.conftest import ROOT, autograder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
@@ -85,7 +86,7 @@ def sandbox_processes(uids=SANDBOX_UIDS) -> set[str]:
 
 def own_sandbox_uid() -> range:
     """This grader's two private uids (the worker serving and the one booting), if it has them."""
-    uid = _sandbox_uid()
+    uid = sandbox_uid()
     return range(uid, uid + 2) if "uid" in isolation().layers else range(0)
 
 
@@ -93,7 +94,7 @@ def own_sandbox_uid() -> range:
 def test_attack_costs_only_the_attacked_properties(tmp_path, attack):
     if attack in ("read_solutions", "import_solutions", "socket") and not STRONG:
         pytest.skip("needs bubblewrap or Landlock: without them nothing hides files or the network")
-    results, _ = run_suites(COURSE, submission(tmp_path, with_attack(ATTACKS[attack])), exercises=[EXERCISE])
+    results, _ = run_suites(COURSE, submission(tmp_path, with_attack(ATTACKS[attack])), Scope([EXERCISE]))
     failed = {r.name for r in results if not r.passed}
     targets = attacked_properties()
     assert "test_pair_counts_overlapping_in_first_occurrence_order" in failed
@@ -110,7 +111,7 @@ def test_attack_costs_only_the_attacked_properties(tmp_path, attack):
     (None, "exercises.ex1_merge_tracing is missing from the submission"),
 ])
 def test_broken_module_fails_its_exercise_with_a_clear_message(tmp_path, source, message):
-    results, _ = run_suites(COURSE, submission(tmp_path, source), exercises=[EXERCISE])
+    results, _ = run_suites(COURSE, submission(tmp_path, source), Scope([EXERCISE]))
     assert results and all(not r.passed and r.score == 0 for r in results)
     visible = [r for r in results if not r.hidden]
     assert all(message in r.output for r in visible), visible[0].output
@@ -161,7 +162,7 @@ def test_exercise_budget_ends_the_exercise_once_spent(tmp_path):
     """A hang spends the exercise's whole budget: it fails, and so does every property after it, quickly."""
     limits = COURSE.limits.model_copy(update={"call_seconds": 2.0, "exercise_seconds": 1.5})
     tight = COURSE.model_copy(update={"limits": limits})
-    results, seconds = run_suites(tight, submission(tmp_path, with_attack(ATTACKS["hang"])), exercises=[EXERCISE])
+    results, seconds = run_suites(tight, submission(tmp_path, with_attack(ATTACKS["hang"])), Scope([EXERCISE]))
     first, *rest = results
     assert first.name == "test_pair_counts_overlapping_in_first_occurrence_order"
     assert re.search(r"took longer than 1\.\d+ s \(what was left of the time budget\)", first.output)

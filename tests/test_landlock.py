@@ -1,4 +1,4 @@
-"""autograder.landlock confines a process against this kernel: files, TCP, signals, mounts, sockets.
+"""autograder.isolation.inside.landlock confines a process against this kernel: files, TCP, signals, mounts, sockets.
 
 Every check runs in a fresh Python subprocess, because confinement is for good: the test
 process itself is never restricted. Each check first shows the action works unconfined, so
@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from autograder import landlock
+from autograder.isolation.inside import landlock
 from tests.conftest import ROOT
 
 ABI = landlock.abi()
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.sandbox,
 
 PRELUDE = """
 import ctypes, errno, os, socket, sys
-from autograder import landlock
+from autograder.isolation.inside import landlock
 SYSTEM = [sys.base_prefix, sys.prefix, {root!r}, "/usr", "/bin", "/lib", "/lib64", "/etc"]
 
 def denied(action, *args, error=PermissionError):
@@ -193,7 +193,7 @@ def test_copied_alone_it_confines_an_unprivileged_process():
     folder = tempfile.mkdtemp(dir="/tmp")
     try:
         os.chmod(folder, 0o755)
-        shutil.copy(ROOT / "autograder" / "landlock.py", folder)
+        shutil.copy(ROOT / "autograder" / "isolation" / "inside" / "landlock.py", folder)
         code = ("import landlock, os\n"
                 f"assert os.listdir({folder!r}) == ['landlock.py']\n"
                 "landlock.restrict(['/usr', '/lib', '/lib64', '/etc'], [])\n"

@@ -16,16 +16,16 @@ import nbformat
 import pytest
 import yaml
 
+from autograder.authoring.locked.run import check_locked
+from autograder.batch.staging import stage
 from autograder.bidi import has_prose
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
 from autograder.delivery.nbgrader_course import build_nbgrader_course
 from autograder.delivery.translation import module_source, title
-from autograder.grading import grade_staged, name_cells
-from autograder.locked import check_locked
-from autograder.report import write_reports
+from autograder.engine.report import write_reports
+from autograder.engine.run import Scope, grade_staged, name_cells
 from autograder.results import split_feedback
-from autograder.submission import stage
 from tests.conftest import ROOT, autograder, leaks
 from tests.test_class_report import chromium, screenshot
 
@@ -101,7 +101,7 @@ def results_of_check(release: Path, submission: Path) -> list[tuple]:
     course = load_course(release / "course.yaml")
     staged = stage(course, submission)
     try:
-        grade = grade_staged(course, staged, public_only=True)
+        grade = grade_staged(course, staged.root, staged.notes, Scope(public_only=True))
         locked = name_cells(course, staged.root, check_locked(course, staged.root))
     finally:
         staged.remove()
@@ -145,7 +145,7 @@ def test_a_partly_wrong_submission_grades_the_same_in_both_languages_with_persia
     for course in (COURSE, PERSIAN):
         staged = stage(course, ROOT / "samples" / "partly_wrong")
         try:
-            grade = grade_staged(course, staged)
+            grade = grade_staged(course, staged.root, staged.notes)
         finally:
             staged.remove()
         write_reports(course, tmp_path / course.language, "partly_wrong", grade)

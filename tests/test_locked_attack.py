@@ -7,23 +7,13 @@ import time
 
 import pytest
 
+from autograder.authoring.locked.attack import BUDGET, _curves, _Inputs, _space, _splits, attack, attack_spaces
+from autograder.authoring.locked.cases import load_cases
+from autograder.authoring.locked.hashing import canonical, digest
+from autograder.authoring.locked.run import run_case
+from autograder.authoring.locked.seal import reference_support, seal
 from autograder.config import load_course
-from autograder.locked import (
-    BUDGET,
-    _curves,
-    _Inputs,
-    _reference_support,
-    _space,
-    _splits,
-    attack,
-    attack_spaces,
-    canonical,
-    digest,
-    load_cases,
-    run_case,
-    seal,
-)
-from autograder.plugin import on_path
+from autograder.engine.run import on_path
 from tests.conftest import ROOT
 
 
@@ -32,7 +22,7 @@ def shipped() -> list[tuple]:
     """Every locked case with its sealed salt and hash (what the release ships) and the reference's output."""
     course = load_course(ROOT / "course.yaml")
     sealed = {(exercise, entry["name"]): entry for exercise, entries in seal(course).items() for entry in entries}
-    support = _reference_support(course)
+    support = reference_support(course)
     with on_path(course.root):
         return [(case, sealed[case.exercise, case.name],
                  run_case(case, importlib.import_module(f"{course.solutions}.{case.exercise}"), support))

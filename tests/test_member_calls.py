@@ -1,4 +1,4 @@
-"""``student.f(x)`` in one request (:class:`autograder.proxy.Member`): once a name has found a
+"""``student.f(x)`` in one request (:class:`autograder.engine.session.DeferredLookup`): once a name has found a
 student object in a property, calling it again asks the worker once, for the lookup and the
 call together, and everything answers as the two requests one after the other would have."""
 
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import proxy
+from autograder.engine import session as proxy
+from autograder.engine.session import DeferredLookup, Remote, Session
 from autograder.errors import SandboxFailure, StudentError
-from autograder.proxy import Member, Remote, Session
-from autograder.sandbox import Layout, Limits
+from autograder.isolation import Layout, WorkerLimits
 
 pytestmark = pytest.mark.sandbox
 
@@ -59,7 +59,7 @@ def submission(tmp_path: Path) -> Path:
 
 
 def session_on(submission: Path) -> Session:
-    return Session(Layout(submission), Limits(call_seconds=5, cpu_seconds=30, memory_mb=512), budget_seconds=60)
+    return Session(Layout(submission), WorkerLimits(call_seconds=5, cpu_seconds=30, memory_mb=512), budget_seconds=60)
 
 
 def outcome(step) -> str:
@@ -68,7 +68,7 @@ def outcome(step) -> str:
         value = step()
     except (StudentError, SandboxFailure, AttributeError, TypeError) as error:
         return f"{type(error).__name__}: {error}"
-    return repr(value) if not isinstance(value, (Remote, Member)) else f"object {value!r}"
+    return repr(value) if not isinstance(value, (Remote, DeferredLookup)) else f"object {value!r}"
 
 
 def play(session: Session) -> list[str]:
@@ -128,10 +128,10 @@ def test_only_names_that_found_a_student_object_become_members(submission, monke
     toy = session.module("exercises.toy")
     tok = toy.Tok()
     assert isinstance(toy.add, Remote)  # looked up: it found a student object, so from now on
-    assert isinstance(toy.add, Member) and toy.add(1, 1) == 2
+    assert isinstance(toy.add, DeferredLookup) and toy.add(1, 1) == 2
     requests = []
     request = session.worker.request
     monkeypatch.setattr(session.worker, "request", lambda *a: requests.append(a) or request(*a))
     assert [toy.add(n, 1) for n in range(10)] == list(range(1, 11)) and len(requests) == 10
-    assert tok.size == 256 and tok.size == 256 and not isinstance(tok.size, Member)  # plain data: looked up
+    assert tok.size == 256 and tok.size == 256 and not isinstance(tok.size, DeferredLookup)  # plain data: looked up
     session.close()

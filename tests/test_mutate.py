@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.authoring.mutate import Equivalent, Mutant, load_equivalents, mutants_of, sample
 from autograder.config import CourseConfigError, load_course
-from autograder.mutate import Equivalent, Mutant, load_equivalents, mutants_of, sample
 from tests.conftest import COURSE, ROOT, autograder
 
 pytestmark = pytest.mark.sandbox

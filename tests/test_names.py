@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder.batch.batch import report_folder, safe_names
+from autograder.batch.gradebook import Gradebook
+from autograder.batch.staging import submission_name
 from autograder.config import load_course
 from autograder.errors import GraderError
-from autograder.gradebook import Gradebook
-from autograder.grading import report_folder, safe_names
 from autograder.results import Grade
-from autograder.submission import submission_name
 from tests.conftest import ROOT, autograder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
@@ -49,9 +49,10 @@ def test_two_submissions_under_one_name_are_refused_naming_both():
 def test_csv_cells_never_start_a_formula(tmp_path):
     course = load_course(ROOT / "course.yaml")
     book = Gradebook(tmp_path)
-    key = {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "0"}
+    key = {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "0", "isolation": "none",
+           "max_score": course.max_score}
     for name in ('=HYPERLINK("http://evil","x")', "+1", "-1", "@SUM(A1)", "plain"):
-        book.record(name, key, "none", Grade((), (), 0.0), course.max_score, 0.0)
+        book.record(name, key, Grade((), (), 0.0), 0.0)
     book.write_csv(course, tmp_path / "grades.csv")
     book.close()
     names = [row["submission"] for row in csv.DictReader((tmp_path / "grades.csv").open())]

@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from autograder import notebook
+from autograder.batch import converting, notebook
+from autograder.batch.converting import notebook_module
+from autograder.batch.notebook import NotebookError, converted
 from autograder.errors import GraderError
-from autograder.notebook import NotebookError, converted, notebook_module
-from autograder.sandbox import Limits
+from autograder.isolation import WorkerLimits
 from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.sandbox
@@ -33,24 +34,24 @@ def test_a_notebook_over_its_budget_is_converted_in_a_worker_to_the_same_module(
     content = notebook_of("import os\n\n   \nx = 1\n", "%time y = 2\n!ls\n" * 40, "def f(x):\n    return x?\n")
     here = converted(content)
     assert "get_ipython().system('ls')" in here.source
-    monkeypatch.setattr(notebook, "FAST_CHARS", 100)
+    monkeypatch.setattr(converting, "FAST_CHARS", 100)
     asked = []
-    monkeypatch.setattr(notebook, "_converted_in_worker", lambda content: asked.append(content) or here)
+    monkeypatch.setattr(converting, "converted_in_worker", lambda content: asked.append(content) or here)
     assert notebook_module(notebook_of("x = 1\n")) is not here and not asked  # plain Python: one pass, here
     assert notebook_module(content) is here and asked == [content]
     monkeypatch.undo()
-    there = notebook._converted_in_worker(content)
+    there = converting.converted_in_worker(content)
     assert (there.source, there.spans, there.duplicates) == (here.source, here.spans, here.duplicates)
 
 
 def test_a_large_notebook_is_converted_in_a_worker(monkeypatch):
-    monkeypatch.setattr(notebook, "FAST_BYTES", 10)
+    monkeypatch.setattr(converting, "FAST_BYTES", 10)
     monkeypatch.setattr(notebook, "converted", lambda *args: pytest.fail("converted in the calling process"))
     assert notebook_module(notebook_of(ANSWER)).source == ANSWER + "\n\n"
 
 
 def test_a_hostile_notebook_stops_at_the_converter_s_limits(monkeypatch):
-    monkeypatch.setattr(notebook, "converter_limits", lambda: Limits(call_seconds=3, cpu_seconds=3))
+    monkeypatch.setattr(converting, "converter_limits", lambda: WorkerLimits(call_seconds=3, cpu_seconds=3))
     with pytest.raises(NotebookError, match=r"^converting it to Python took longer than 3 s$"):
         notebook_module(hostile(40))
 
@@ -61,7 +62,7 @@ def test_a_converter_that_cannot_start_is_the_grader_s_failure(monkeypatch, tmp_
     broken.write_text("def wire(:\n")
     monkeypatch.setattr(notebook, "__file__", str(broken))
     with pytest.raises(GraderError, match="the sandbox could not convert a notebook"):
-        notebook._converted_in_worker(notebook_of(ANSWER))
+        converting.converted_in_worker(notebook_of(ANSWER))
 
 
 def test_json_nested_too_deep_is_not_a_notebook():

@@ -16,18 +16,20 @@ from rich.console import Console
 from wcwidth import wcswidth
 
 from autograder import bidi
+from autograder.batch.staging import stage
 from autograder.config import load_course
 from autograder.delivery.gradescope import _why
-from autograder.delivery.nbgrader_grade import clean, feedback_text, read_feedback, right_to_left
+from autograder.delivery.nbgrader_feedback import feedback_text, read_feedback
+from autograder.delivery.nbgrader_grade import clean, right_to_left
 from autograder.delivery.shipping import TEMPLATES
 from autograder.delivery.translation import engine_words, title
+from autograder.engine.feedback import hidden_reason, property_feedback
+from autograder.engine.report import feedback_markdown
+from autograder.engine.session import not_implemented
 from autograder.errors import SandboxFailure, StudentError
 from autograder.i18n import _, speaking
-from autograder.plugin import _feedback, _reason
-from autograder.proxy import not_implemented
-from autograder.report import feedback_markdown, print_check
+from autograder.reports.terminal import print_check
 from autograder.results import LOCKED_PREFIX, Grade, PropertyResult
-from autograder.submission import stage
 from autograder.suite import expect_equal
 from tests.conftest import ROOT
 
@@ -56,12 +58,13 @@ def grade_in(language: str) -> Grade:
                               {"type": "ValueError", "mro": ["ValueError", "Exception", "BaseException", "object"],
                                "message": "bad id", "traceback": 'File "ex1_merge_tracing.py", line 3\n    raise'})
         outputs = {
-            "test_merge": _feedback(item("Merging replaces each pair.", "test_merge"), wrong, False, 4000, "hi\n"),
-            "test_raise": _feedback(item("Bad ids raise.", "test_raise"), raised, False, 4000),
-            "test_hidden": _feedback(item("Ties break left.", "test_hidden"), wrong, True, 4000),
+            "test_merge": property_feedback(item("Merging replaces each pair.", "test_merge"), wrong, False, 4000,
+                                            "hi\n"),
+            "test_raise": property_feedback(item("Bad ids raise.", "test_raise"), raised, False, 4000),
+            "test_hidden": property_feedback(item("Ties break left.", "test_hidden"), wrong, True, 4000),
         }
         stub = not_implemented("ex1_merge_tracing.trace_merges")
-        outputs["test_trace"] = _feedback(item("Traces.", "test_trace"), stub, False, 4000)
+        outputs["test_trace"] = property_feedback(item("Traces.", "test_trace"), stub, False, 4000)
     results = (
         PropertyResult("ex1_merge_tracing", "test_ok", 2, 2, True, False, ""),
         PropertyResult("ex1_merge_tracing", "test_merge", 3, 0, False, False, outputs["test_merge"]),
@@ -86,8 +89,8 @@ def _expected() -> str:
 
 def test_hidden_reasons_and_headlines_speak_persian():
     with speaking("fa"):
-        assert _reason(AssertionError()) == "نتیجه‌ی نادرست"
-        assert _reason(SandboxFailure("not_implemented", "")) == "هنوز نوشته نشده است"
+        assert hidden_reason(AssertionError()) == "نتیجه‌ی نادرست"
+        assert hidden_reason(SandboxFailure("not_implemented", "")) == "هنوز نوشته نشده است"
         assert _expected() == "merge([1, 2, 1, 2], (1, 2), 5): انتظار [1, 2, 1] می‌رفت، ولی [5, 5, 5] به دست آمد"
 
 

@@ -1,61 +1,12 @@
-"""The grading plugin's hypothesis set-up: examples depend on the seed alone, not on which
-modules the grader process happens to have imported."""
+"""The grading plugin's set-up: only hypothesis's pytest plugin beside it, public properties first,
+and a worker that cannot start failing the grading (the seed-alone hook is tests/test_internals.py's)."""
 
-import json
-import subprocess
-import sys
 
 import pytest
 
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.sandbox
-
-PROBE = """
-import json, sys
-from hypothesis import given, seed, settings, strategies as st
-
-seen = []
-
-@seed(20261130)
-@settings(max_examples=300, database=None)
-@given(st.text(max_size=4))
-def probe(text):
-    seen.append(text)
-
-def draw():
-    seen.clear()
-    probe()
-    return list(seen)
-
-import autograder.plugin
-if sys.argv[1] == "seed-alone":
-    autograder.plugin.draw_from_the_seed_alone()
-before = draw()
-sys.path.insert(0, sys.argv[2])
-import lure  # a local module with a hundred short string literals
-after = draw()
-print(json.dumps({"same": before == after, "lured": sorted({t for t in after if t.startswith("Qz")})}))
-"""
-
-
-def _probe(mode: str, folder) -> dict:
-    (folder / "lure.py").write_text(f"LURES = {tuple(f'Qz{i}' for i in range(100))!r}\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", PROBE, mode, str(folder)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-@pytest.mark.parametrize("mode", ["hypothesis-default", "seed-alone"])
-def test_examples_ignore_literals_of_imported_modules(tmp_path, mode):
-    outcome = _probe(mode, tmp_path)
-    if mode == "hypothesis-default":
-        # the probe is sensitive: unpatched hypothesis does pick up the new module's literals
-        assert outcome["lured"] and not outcome["same"], outcome
-    else:
-        assert outcome == {"same": True, "lured": []}
-
 
 class _Plugins:
     """A pytest plugin beside the grading plugin: which plugins the grading's pytest loaded."""
@@ -69,9 +20,9 @@ class _Plugins:
 def test_grading_loads_no_installed_plugin_but_hypothesis_s(tmp_path):
     """Installed pytest plugins (anyio's, platformdirs') stay out of a grading: loading them and
     rewriting their asserts took a second of every grader process's first grading."""
+    from autograder.batch.staging import stage
     from autograder.config import load_course
-    from autograder.plugin import run_suites
-    from autograder.submission import stage
+    from autograder.engine.run import run_suites
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
     staged = stage(course, course.solutions_path())
@@ -99,9 +50,9 @@ def test_public_properties_run_first_and_report_in_the_suites_order(tmp_path):
     """Every public property runs before any hidden one (docs/security.md), and the results come
     back in the suite's order. Graded apart (``public_only``, then the hidden ones given the public
     results, as a split batch does), the results are the same."""
+    from autograder.batch.staging import stage
     from autograder.config import load_course
-    from autograder.plugin import run_suites
-    from autograder.submission import stage
+    from autograder.engine.run import Scope, run_suites
     from tests.carriers import HIDDEN, PUBLIC, toy_course
 
     course = load_course(toy_course(tmp_path / "course", secret=10 ** 6 + 1))
@@ -109,8 +60,8 @@ def test_public_properties_run_first_and_report_in_the_suites_order(tmp_path):
     order = _Order()
     try:
         results, _ = run_suites(course, staged.root, observers=(order,))
-        public, _ = run_suites(course, staged.root, public_only=True)
-        merged, _ = run_suites(course, staged.root, public_results=public)
+        public, _ = run_suites(course, staged.root, Scope(public_only=True))
+        merged, _ = run_suites(course, staged.root, Scope(public_results=public))
     finally:
         staged.remove()
     assert order.ran == [*PUBLIC, HIDDEN]
@@ -123,20 +74,20 @@ def test_a_worker_that_cannot_start_fails_the_grading_not_the_student(monkeypatc
     fails (the batch reports a grader failure) instead of the submission getting a zero."""
     import errno
 
-    from autograder import sandbox
+    from autograder.batch.staging import stage
     from autograder.config import load_course
+    from autograder.engine.run import run_suites
     from autograder.errors import GraderError
-    from autograder.plugin import run_suites
-    from autograder.submission import stage
+    from autograder.isolation import isolation, process
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
     staged = stage(course, course.solutions_path())
-    sandbox.isolation()  # found before workers stop starting
+    isolation()  # found before workers stop starting
 
     def no_process(*args, **kwargs):
         raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(sandbox.subprocess, "Popen", no_process)
+    monkeypatch.setattr(process.subprocess, "Popen", no_process)
     try:
         with pytest.raises(GraderError, match="the worker did not start"):
             run_suites(course, staged.root)

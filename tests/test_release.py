@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from autograder.authoring.locked.attack import BUDGET, Space
+from autograder.authoring.locked.cases import load_cases
+from autograder.authoring.locked.hashing import canonical, digest
+from autograder.authoring.locked.seal import seal, split
 from autograder.config import load_course
 from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
-from autograder.locked import BUDGET, Space, canonical, digest, load_cases, seal, split
 from tests.conftest import ROOT, autograder, hidden_properties, leaks, solution_lines
 from tokcourse import assets
 

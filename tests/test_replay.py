@@ -1,4 +1,4 @@
-"""Replaying a passing property's examples (``autograder/replay.py``) changes no grade.
+"""Replaying a passing property's examples (``autograder/engine/replay.py``) changes no grade.
 
 The toy course (``tests/fixtures/toy_course``) is graded here in this process, each test with
 its own empty record folder: the first grading records, the later ones replay, and every
@@ -20,11 +20,11 @@ from hypothesis import given, register_random, settings
 from hypothesis import strategies as st
 from hypothesis.internal.entropy import deterministic_PRNG
 
-from autograder import replay
+from autograder.batch.staging import stage
 from autograder.config import load_course
-from autograder.grading import course_digest
-from autograder.plugin import run_suites
-from autograder.submission import stage
+from autograder.engine import replay
+from autograder.engine.digest import course_digest
+from autograder.engine.run import run_suites
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.sandbox
@@ -82,7 +82,7 @@ def records(tmp_path: Path) -> list[Path]:
 def test_a_passing_grading_records_and_the_next_replays_to_the_same_results(toy, tmp_path, monkeypatch):
     replays = []
     original = replay.passes
-    monkeypatch.setattr("autograder.plugin.passes", lambda *a: replays.append(original(*a)) or replays[-1])
+    monkeypatch.setattr("autograder.engine.plugin.passes", lambda *a: replays.append(original(*a)) or replays[-1])
     first = grade(toy, toy.solutions_path())
     assert len(records(tmp_path)) == 2 and not replays  # both properties passed, so both were recorded
     again = grade(toy, toy.solutions_path())
@@ -94,7 +94,7 @@ def test_a_passing_grading_records_and_the_next_replays_to_the_same_results(toy,
 def test_a_failing_replay_gives_hypothesis_s_own_grade_and_feedback(toy, tmp_path, monkeypatch, source):
     wrong = submission(tmp_path, "wrong", source)
     with monkeypatch.context() as never:
-        never.setattr("autograder.plugin.cache_folder", lambda: None)
+        never.setattr("autograder.engine.plugin.cache_folder", lambda: None)
         fresh = grade(load_course(toy.file), wrong)
     grade(toy, toy.solutions_path())  # records
     assert len(records(tmp_path)) == 2
@@ -258,7 +258,7 @@ def test_a_failed_replay_fails_the_property_though_hypothesis_passes_it_afterwar
     here every replay fails, as a submission right only on alternate workers would, and the
     property fails although hypothesis's run after it passes."""
     assert all(result["passed"] for result in grade(toy, toy.solutions_path()))  # records both properties
-    monkeypatch.setattr("autograder.plugin.passes", lambda *args: False)
+    monkeypatch.setattr("autograder.engine.plugin.passes", lambda *args: False)
     results = grade(toy, toy.solutions_path())
     assert len(results) == 2 and not any(r["passed"] or r["score"] for r in results)
     assert all("change from one run to the next" in r["output"] for r in results if not r["hidden"])  # hidden: less

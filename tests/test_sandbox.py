@@ -1,6 +1,6 @@
 """The sandbox contains hostile code: every attack ends as a clean failure of that call only.
 
-These tests drive :class:`autograder.proxy.Session` directly on a tiny submission, so they
+These tests drive :class:`autograder.engine.session.Session` directly on a tiny submission, so they
 need no course. The grading-level version (points lost only on attacked properties) is in
 ``test_hostile.py``.
 """
@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder import codec, sandbox
+from autograder import isolation as sandbox
+from autograder.engine.session import MissingName, Session
 from autograder.errors import SandboxFailure, StudentError
-from autograder.proxy import MissingName, Session
-from autograder.sandbox import Layout, Limits
-from autograder.standby import Child, Standby, forks, preloads
+from autograder.isolation import Child, Layout, Standby, detect, inside, reaping
+from autograder.isolation import WorkerLimits as Limits
+from autograder.isolation.inside import codec
+from autograder.isolation.zygote import forks, preloads
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -385,7 +387,7 @@ STRONG = [setup for setup in SETUPS if setup.split(",")[0] in HOLDING]
 
 
 def in_mode(monkeypatch, name: str) -> None:
-    monkeypatch.setattr(sandbox, "isolation", lambda: sandbox.Isolation(frozenset(MODES[name])))
+    monkeypatch.setattr(detect, "isolation", lambda: sandbox.Isolation(frozenset(MODES[name])))
 
 
 def setup_session(monkeypatch, submission: Path, setup: str) -> Session:
@@ -611,11 +613,11 @@ class TestIsolation:
 
     @pytest.mark.parametrize("where", ["hypothesis", "records"])
     def test_cannot_plant_files_for_the_graders_hypothesis(self, strong_session, tmp_path, monkeypatch, where):
-        """Grader processes share hypothesis's files (:func:`autograder.grading.hypothesis_storage`)
-        and the examples of passing properties (:func:`autograder.replay.cache_folder`), which
+        """Grader processes share hypothesis's files (:func:`autograder.batch.grader.hypothesis_storage`)
+        and the examples of passing properties (:func:`autograder.engine.replay.cache_folder`), which
         decide what later gradings are shown."""
-        from autograder.grading import hypothesis_storage
-        from autograder.replay import cache_folder
+        from autograder.batch.grader import hypothesis_storage
+        from autograder.engine.replay import cache_folder
 
         folder = Path(hypothesis_storage(str(tmp_path)))
         monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(folder))
@@ -698,7 +700,7 @@ class TestWholeWorkerLimits:
         assert time.monotonic() - began < 8
 
     def test_many_named_tuple_shapes_are_not_kept(self, full):
-        from autograder import codec
+        from autograder.isolation.inside import codec
         toy = full.module("exercises.toy")
         for first in range(0, 3000, 100):
             assert len(toy.shapes(first, 100)) == 100
@@ -716,14 +718,16 @@ class TestWholeWorkerLimits:
 GRADER = '''
 import json, sys, time
 from pathlib import Path
-from autograder import sandbox
-from autograder.proxy import Session
-from autograder.sandbox import Layout, Limits
-from autograder.standby import Child, Standby, forks, preloads
-sandbox.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
+from autograder import isolation as sandbox
+from autograder.isolation import detect, inside, reaping
+from autograder.engine.session import Session
+from autograder.isolation import Child, Layout, Standby
+from autograder.isolation import WorkerLimits as Limits
+from autograder.isolation.zygote import forks, preloads
+detect.isolation = lambda: sandbox.Isolation(frozenset(json.loads(sys.argv[2])))
 session = Session(Layout(Path(sys.argv[1])), Limits(call_seconds=5), budget_seconds=60)
 session.module("exercises.toy").add(1, 2)
-print(json.dumps([session.worker.home.as_posix(), sandbox._tree(session.worker.process.pid)]), flush=True)
+print(json.dumps([session.worker.home.as_posix(), reaping.tree(session.worker.process.pid)]), flush=True)
 time.sleep(60)
 '''
 
@@ -739,10 +743,10 @@ def test_workers_die_with_their_grader(submission, mode):
     os.kill(grader.pid, signal.SIGKILL)
     grader.wait()
     deadline = time.monotonic() + 5
-    while (alive := [pid for pid in pids[1:] if sandbox._owner(pid) is not None]) and time.monotonic() < deadline:
+    while (alive := [pid for pid in pids[1:] if reaping.owner(pid) is not None]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert alive == [], f"processes of the worker outlived its grader: {alive}"
-    sandbox._sweep_folders()  # what the next grader does first
+    reaping.sweep_folders()  # what the next grader does first
     assert not Path(home).exists()
 
 
@@ -912,26 +916,26 @@ def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path, 
     thirds of a start's imports, nor functools and collections (a named tuple's decoding
     imports them), which were half of what was left."""
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))  # PYTHONPYCACHEPREFIX
-    sandbox._worker_code.cache_clear()
+    inside.compiled_files.cache_clear()
     try:
-        code = sandbox._worker_code()
+        code = inside.compiled_files()
     finally:
-        sandbox._worker_code.cache_clear()
+        inside.compiled_files.cache_clear()
     assert not (tmp_path / "prefix").exists()
     for name, data in code.items():
         if name.endswith(".pyc"):
             assert marshal.loads(data[16:]).co_filename == Path(name).name.split(".")[0] + ".py"
-    sandbox._write_worker_code(tmp_path)
+    inside.write_files(tmp_path)
     assert sorted(p.name for p in (tmp_path / "__pycache__").iterdir()) == sorted(
-        f"{Path(name).stem}.{sys.implementation.cache_tag}.pyc" for name in sandbox.WORKER_FILES)
-    probe = "import sys; sys.path.insert(0, sys.argv[1]); import worker; print(' '.join(sys.modules))"
+        f"{Path(name).stem}.{sys.implementation.cache_tag}.pyc" for name in inside.FILES)
+    probe = "import sys; sys.path.insert(0, sys.argv[1]); import worker, zygote_loop; print(' '.join(sys.modules))"
     run = subprocess.run([sys.executable, "-S", "-s", "-P", "-B", "-v", "-c", probe, str(tmp_path)],
                          capture_output=True, text=True, check=True)
     loaded = set(run.stdout.split())
-    assert {"worker", "codec", "landlock"} <= loaded
+    assert {"worker", "zygote_loop", "codec", "cpython", "frames", "landlock"} <= loaded
     assert not loaded & {"json", "re", "enum", "typing", "traceback", "signal", "base64", "functools", "collections",
                               "importlib"}
-    for name in sandbox.WORKER_FILES:  # python -v names the file each module's code came from
+    for name in inside.FILES:  # python -v names the file each module's code came from
         assert f"code object from '{tmp_path}/__pycache__/{Path(name).stem}." in run.stderr, name
 
 

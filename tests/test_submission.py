@@ -12,8 +12,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.batch.staging import MAX_ENTRIES, MAX_FILES, stage, submission_name
 from autograder.config import load_course
-from autograder.submission import MAX_ENTRIES, MAX_FILES, SubmissionError, notebook_spans, stage, submission_name
+from autograder.engine.cells import cell_maps
+from autograder.errors import SubmissionError
 from tests.conftest import ROOT, autograder
 
 COURSE = load_course(ROOT / "course.yaml")
@@ -351,7 +353,7 @@ def test_a_notebook_becomes_its_module_and_a_loose_file_is_a_submission(tmp_path
     try:
         source = (staged.root / "exercises" / "ex1_merge_tracing.py").read_text()
         assert source.startswith("get_ipython().run_line_magic('matplotlib', 'inline')\n") and MODULE in source
-        spans = notebook_spans(staged.root)["ex1_merge_tracing"]
+        spans = cell_maps(staged.root)["ex1_merge_tracing"]
         assert spans.locate(2) == (2, 2)
     finally:
         staged.remove()

@@ -1,5 +1,5 @@
-"""Cheap zeros: the untouched stubs a submission's source shows (:mod:`autograder.stubs`), and
-sessions that share what earlier ones learnt (:class:`autograder.proxy.Known`): lookups are
+"""Cheap zeros: the untouched stubs a submission's source shows (:mod:`autograder.engine.stubs`), and
+sessions that share what earlier ones learnt (:class:`autograder.engine.session.FreshAnswers`): lookups are
 answered without a worker, and a call to a sure stub fails "not implemented yet" without one,
 word for word as a worker answers it."""
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder.engine.session import FreshAnswers, Session
+from autograder.engine.stubs import sure_stubs
 from autograder.errors import SandboxFailure, StudentError
-from autograder.proxy import Known, Session
-from autograder.sandbox import Layout, Limits
-from autograder.stubs import sure_stubs
+from autograder.isolation import Layout, WorkerLimits
 
 pytestmark = pytest.mark.sandbox
 
@@ -106,12 +106,12 @@ def known_session(tmp_path):
     (package / "toy.py").write_text(MODULE.replace('raise NotImplementedError("h")', "return 'h is done'"))
     for path in [tmp_path, *tmp_path.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
-    known = Known("exercises.toy", sure_stubs((package / "toy.py").read_text()))
+    known = FreshAnswers("exercises.toy", sure_stubs((package / "toy.py").read_text()))
     sessions = []
 
     def session(folder: Path = tmp_path / "sub", shared: bool = True) -> Session:
         """A property's session; ``shared``: with what the exercise's sessions learnt."""
-        sessions.append(Session(Layout(folder), Limits(call_seconds=5, cpu_seconds=30, memory_mb=512),
+        sessions.append(Session(Layout(folder), WorkerLimits(call_seconds=5, cpu_seconds=30, memory_mb=512),
                                 budget_seconds=30, known=known if shared else None))
         return sessions[-1]
 

@@ -9,7 +9,7 @@ scripts:
   support and bubblewrap with apt, makes ``/autograder/venv`` from the course's pinned lock
   files, makes the solutions and suites readable by root only, and grades the solutions once
   (``run_autograder --record``), which records the properties' examples in root's cache
-  (:mod:`autograder.replay`) for every submission's grading to replay;
+  (:mod:`autograder.engine.replay`) for every submission's grading to replay;
 - ``run_autograder`` (run per submission, as root): grades ``/autograder/submission`` with
   ``python -m autograder grade`` into ``/autograder/results/results.json``. The engine runs
   student code in its sandbox as an unprivileged user of its own, which cannot read the
@@ -200,7 +200,7 @@ chmod -R go-rwx {private}
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$SOURCE"
-if [ "${{1:-}}" = --record ]; then  # setup.sh: record the examples in root's cache (autograder/replay.py)
+if [ "${{1:-}}" = --record ]; then  # setup.sh: record the examples in root's cache (autograder/engine/replay.py)
   "$PYTHON" -m autograder --course "$SOURCE/course.yaml" grade "$SOURCE/{solutions}" --out "$work/graded" \\
     --jobs 1{exercises}
   exit

@@ -3,22 +3,22 @@
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
 It stages the notebook as a submission, so that every code cell but the grade cell, in
 order and with IPython's syntax made plain Python, becomes the exercise module
-(:mod:`autograder.notebook`); grades it in the course's grader process (a
-:class:`~autograder.grading.GraderProcess`, the sandboxed engine, only that exercise's suite;
+(:mod:`autograder.batch.notebook`); grades it in the course's grader process (a
+:class:`~autograder.batch.grader.GraderProcess`, the sandboxed engine, only that exercise's suite;
 one process serves every notebook of the run) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
 ``SaveAutoGrades`` records as partial credit. Whatever a student writes in a cell, even code that redefines nbgrader's
 or the engine's helpers, only ever runs in the sandbox, as the module under test.
 
 Before its first notebook, the process checks the sandbox as ``grade`` does: it refuses
-(:class:`~autograder.sandbox.IsolationRefused`) where no layer holds or the canary gets
+(:class:`~autograder.isolation.IsolationRefused`) where no layer holds or the canary gets
 through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in force.
 
 The feedback, in the course's language, names public properties and shows why they failed,
 naming the notebook's cells; hidden properties are only counted, so the feedback HTML shows
 nothing of them. It is all that nbgrader keeps of a grading besides the score:
-:func:`read_feedback` takes it apart again, in whichever language it was written, for the
-class report (:mod:`autograder.delivery.nbgrader_gradebook`).
+:mod:`autograder.delivery.nbgrader_feedback` writes it and takes it apart again, in whichever
+language it was written, for the class report.
 
 A bonus exercise is extra credit as nbgrader keeps it: its grade cell is worth 0 points, and
 :class:`SaveExtraCredit`, after nbgrader's ``SaveAutoGrades``, records the engine's score as
@@ -33,8 +33,9 @@ nor goes unnamed in the feedback; :class:`SanitizeHTML` strips raw HTML and scri
 student Markdown and HTML outputs (with ``nh3``) before nbconvert renders a page, and
 :class:`FeedbackPage` shows the grade cell's feedback wrapped to the page, without the bare
 score nbgrader reads from it (in a right-to-left course as HTML that reads right to left, its
-code left to right, kept by :func:`clean`, the page's cleaner); :class:`QuietCopies` keeps nbgrader's line per file copied
-(hundreds per notebook: the ``grader/`` folder beside it) off the console.
+code left to right, kept by :func:`clean`, the page's cleaner); :class:`QuietCopies` keeps
+nbgrader's line per file copied (hundreds per notebook: the ``grader/`` folder beside it) off
+the console.
 """
 
 from __future__ import annotations
@@ -42,10 +43,8 @@ from __future__ import annotations
 import atexit
 import itertools
 import logging
-import re
 import tempfile
 import textwrap
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
@@ -58,15 +57,16 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
 from .. import bidi
-from ..canary import run_canary
+from ..batch.canary import run_canary
+from ..batch.grader import GraderProcess, Part
+from ..batch.notebook import MARK
+from ..batch.staging import stage
 from ..config import Course, load_course
 from ..errors import GraderError
-from ..grading import GraderProcess
-from ..i18n import N_, _, every_language, in_course_language, read_back
-from ..notebook import MARK
-from ..results import Grade, PropertyResult
-from ..sandbox import isolation_note, require_isolation
-from ..submission import stage
+from ..i18n import in_course_language
+from ..isolation import isolation_note, require_isolation
+from ..results import Grade
+from .nbgrader_feedback import INDENT, LINES, feedback_text, read_line
 
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked
 
@@ -195,7 +195,7 @@ def right_to_left(output):
 def _line_html(line: str) -> str:
     """A line of the feedback outside a property's output, as HTML."""
     for message in LINES:
-        if found := _read(message, line):
+        if found := read_line(message, line):
             return f"<p>{bidi.isolated(line, [found.span(field) for field in found.groupdict()])}</p>"
     return bidi.failure_html(line)
 
@@ -210,7 +210,7 @@ def clean(page: str) -> str:
 class SeparateCopies(NbGraderPreprocessor):
     """nbgrader's ``DeduplicateIds``, done so that autograding goes on (nbgrader#1083): of the
     cells that share an nbgrader id (a copied answer cell), the last keeps it; the others
-    become plain code cells, marked so that :mod:`autograder.notebook` still names them in the
+    become plain code cells, marked so that :mod:`autograder.batch.notebook` still names them in the
     student's feedback. (``DeduplicateIds`` leaves them an empty ``nbgrader`` entry, which
     ``CheckCellMetadata`` then refuses as an old metadata format, stopping the autograde.)"""
 
@@ -252,7 +252,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
         (folder / course.package / f"{module}.ipynb").write_text(notebook, encoding="utf-8")
         staged = stage(course, folder)
         try:
-            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report", [module])
+            grade, _seconds, problem = _grader(course).grade(student, staged, Path(scratch) / "report", Part([module]))
         finally:
             staged.remove()
         if grade is None:
@@ -265,7 +265,7 @@ def grade_notebook(course: Course, module: str, notebook: str, student: str) -> 
 def _grader(course: Course) -> GraderProcess:
     """The course's grader process: one for every notebook this nbgrader run hands over, of
     one student or of the whole class, as a batch keeps one per grading thread (student code
-    never runs in it, and each grading starts afresh: :class:`~autograder.grading.GraderProcess`).
+    never runs in it, and each grading starts afresh: :class:`~autograder.batch.grader.GraderProcess`).
     ``nbgrader autograde ex1`` for a class so starts one grader, not one per student."""
     if course.file not in _GRADER:
         _close_graders()
@@ -292,86 +292,3 @@ def grade_outputs(course: Course, module: str, grade: Grade) -> list:
     score = 0 if exercise.bonus else min(grade.score, exercise.points)
     return [new_output("stream", name="stdout", text=feedback_text(module, exercise.points_text, grade)),
             new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None)]
-
-
-def feedback_text(module: str, points: str | int, grade: Grade) -> str:
-    """What the student reads under the grade cell (``points``: the exercise's, as ``20`` or
-    ``10 bonus``), in the language spoken now."""
-    results = [r for r in grade.results if r.exercise == module]
-    public = [r for r in results if not r.hidden]
-    hidden = replace(grade, results=tuple(r for r in results if r.hidden))
-    lines = [_(SCORE).format(module=module, score=grade.score, points=points), _(HEADER), grade.notes_text, ""]
-    for result in public:
-        said = _(PASSED if result.passed else FAILED)
-        lines.append(said.format(name=result.name, score=result.score, points=result.points))
-        if not result.passed and result.output:
-            lines += [INDENT + line for line in result.output.splitlines()] + [""]
-    if hidden.results:
-        lines.append(_(HIDDEN).format(passed=sum(r.passed for r in hidden.results), total=len(hidden.results),
-                                      score=hidden.score, points=hidden.max_score))
-    return "\n".join(lines).rstrip() + "\n"
-
-
-SCORE = N_("{module}: {score:g} / {points} points.")
-HEADER = N_("Your code cells were graded top to bottom, as one module, in a sandbox, by the course's properties.")
-PASSED = N_("passed  {name} ({score:g}/{points:g})")
-FAILED = N_("FAILED  {name} ({score:g}/{points:g})")
-HIDDEN = N_("Hidden properties: {passed} of {total} passed ({score:g} / {points:g} points).")
-LINES = (SCORE, PASSED, FAILED, HIDDEN)  # the lines of the engine's own, which read_feedback reads back
-INDENT = "    "
-_NUMBER = r"\d+(?:\.\d+)?"
-_FIELDS = {"module": r"\w+", "name": r"\w+", "score": _NUMBER, "passed": r"\d+", "total": r"\d+"}
-_CUT = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a cell's output
-
-
-def _read(message: str, line: str) -> re.Match | None:
-    """``line`` read back as ``message`` in any language (an exercise's points are text: ``10 bonus``)."""
-    return read_back(message, line, **_FIELDS, points=".+" if message == SCORE else _NUMBER)
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """What :func:`feedback_text` wrote, read back: each public property's result (its
-    output, with the counterexample, where it failed) and how many hidden properties passed.
-    Which hidden property failed is not in it: the feedback counts them only."""
-
-    public: tuple[PropertyResult, ...]
-    hidden_passed: int
-    hidden_total: int
-    cut: bool  # nbgrader's LimitOutput cut the text, so properties after the cut are missing
-
-
-def read_feedback(module: str, text: str) -> Feedback | None:
-    """The grade cell's feedback on ``module`` taken apart, in whichever language it was written;
-    None if ``text`` is not the engine's."""
-    lines = text.splitlines()
-    score = _read(SCORE, lines[0]) if lines else None
-    if len(lines) < 2 or not (score and score["module"] == module and lines[1] in every_language(HEADER)):
-        return None
-    public: list[PropertyResult] = []
-    hidden = (0, 0)
-    at = 2
-    while at < len(lines):
-        found, passed = _result(lines[at])
-        at += 1
-        if found:
-            output = []
-            while at < len(lines) and lines[at].startswith(INDENT):
-                output.append(lines[at][len(INDENT):])
-                at += 1
-            public.append(PropertyResult(module, found["name"], _whole(found["points"]), _whole(found["score"]),
-                                         passed, False, "\n".join(output).rstrip()))
-        elif counted := _read(HIDDEN, lines[at - 1]):
-            hidden = (int(counted["passed"]), int(counted["total"]))
-    return Feedback(tuple(public), *hidden, cut=_CUT in lines)
-
-
-def _result(line: str) -> tuple[re.Match | None, bool]:
-    """A public property's line of the feedback read back, and whether it passed."""
-    passed = _read(PASSED, line)
-    return passed or _read(FAILED, line), passed is not None
-
-
-def _whole(number: str) -> int:
-    """Points as :func:`feedback_text` printed them (``%g``); a property's points are whole."""
-    return round(float(number))

@@ -8,7 +8,7 @@
 - each suite with only its *public, reference-free* properties: a hidden property is removed,
   and so is a public one that compares with the reference solutions, since the release has
   none; what those compared is covered by the locked known-answer cases instead;
-- the locked cases, sealed (:func:`autograder.locked.seal`: salted hashes, no answers);
+- the locked cases, sealed (:func:`autograder.authoring.locked.seal.seal`: salted hashes, no answers);
 - ``course.yaml`` without ``solutions`` and ``samples``: a course without solutions is a
   release, where the engine allows a suite's points to fall short of its exercise's and
   ``check`` also runs the locked cases;
@@ -32,9 +32,9 @@ from typing import TypeGuard
 
 import yaml
 
+from ..authoring.locked.seal import seal
 from ..config import Course, load_course
 from ..errors import GraderError
-from ..locked import seal
 from .shipping import ENGINE_DIR, course_text, course_yaml, fill, lock_files, new_folder, ship, ship_engine, template
 from .translation import localize, markdown, points_text, title
 

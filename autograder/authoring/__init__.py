@@ -1,0 +1,1 @@
+"""Tools for course authors: locked known-answer cases, mutation testing of the suites, benchmarks."""

@@ -1,0 +1,432 @@
+"""``python -m autograder mutate``: does each exercise's suite catch small changes to its reference?
+
+For each exercise named, a mutation tool makes every small change its operators know to a copy
+of the exercise's solution module (``<solutions>/<module>.py``; the solutions' other modules
+stay as they are), and each changed copy (a *mutant*) is graded like a submission, with only
+that exercise's suite, against the unmutated reference. A mutant that loses a point is
+*killed*; one that still scores full points *survived*: either the suite misses a rule the
+docstrings promise, or the change cannot be told apart from the reference (an *equivalent*
+mutant). The course lists its equivalent mutants, each with the reason, in the file named by
+``mutation.equivalents`` in the course file; every other survivor is printed with its diff,
+and the command then exits 1.
+
+**Why cosmic-ray.** Mutants come from cosmic-ray's default operators (every core operator that
+needs no arguments), through its library API: ``operator.mutation_positions`` enumerates the
+places, ``mutating.mutate_code`` makes one mutant's source. The grading is ours. mutmut (3.x)
+fits worse: it mutates a whole source tree in place through trampolines that call back into
+its own runtime, which a sandboxed worker that may read only the submission cannot import,
+and it picks tests by coverage from a plain pytest run, where our suites run inside the
+grading plugin. cosmic-ray's mutation is a pure function from source to source, so a mutant
+is just another submission.
+
+**A mutant's identity** is ``(module, operator, the line's text)``, and the changed text when
+one line holds several mutants of one operator: stable while other lines move. Entries of the
+list have those keys (``mutated`` optional) and a ``reason``.
+
+**Cost.** Each mutant is graded in a fresh grader process (the gradings' state must not mix)
+that stops at the first failing property without shrinking it, so a mutant that fails at import
+costs one worker's start; one that is not even valid Python is killed without grading. One
+that loops is stopped after ``TIME_FACTOR`` times the reference's own time on the suite plus
+``TIME_SLACK`` seconds and counted as *timed out*, as is one killed by the sandbox's per-call
+time limit. ``--sample N --seed S`` grades N mutants drawn with a fixed seed, spread over the
+exercises in proportion to their mutants.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..batch.grader import ENGINE_HOME, grader_seconds, hypothesis_storage
+from ..batch.staging import stage
+from ..config import Course, CourseConfigError, load_course
+from ..engine.run import run_suites
+from ..errors import GraderError, SandboxFailure
+
+TIME_FACTOR = 3.0  # a mutant may take this many times the reference's time on the suite ...
+TIME_SLACK = 10.0  # ... plus this many seconds, before it counts as looping
+OUTCOMES = ("killed", "survived", "equivalent", "timed out")
+
+
+# --------------------------------------------------------------------------- the mutants
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One change of one exercise's solution module."""
+
+    module: str
+    operator: str  # cosmic-ray's name, such as "core/NumberReplacer"
+    occurrence: int  # cosmic-ray's index of the change among the operator's places in the module
+    line_number: int
+    line: str  # the changed line of the reference, stripped
+    mutated: str  # what the mutant has there, stripped (lines joined by " / "; "" when removed)
+    source: str = field(repr=False)
+    diff: str = field(repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.module}:{self.line_number} {self.operator} #{self.occurrence}"
+
+
+def _operators() -> list[tuple[str, Any]]:
+    """cosmic-ray's default operators, by name: the core ones that take no arguments."""
+    try:
+        import cosmic_ray.plugins as plugins
+    except ImportError:
+        raise GraderError("mutate needs cosmic-ray (pip install cosmic-ray==8.7.0; `make setup` installs it)") from None
+    names = sorted(name for name in plugins.operator_names() if not plugins.get_operator(name).arguments())
+    return [(name, plugins.get_operator(name)()) for name in names]
+
+
+def mutants_of(course: Course, module: str) -> list[Mutant]:
+    """Every mutant cosmic-ray's default operators make of ``module``'s solution, in a stable order."""
+    from cosmic_ray.ast import ast_nodes, get_ast
+    from cosmic_ray.mutating import mutate_code
+
+    path = course.solutions_path() / f"{module}.py"
+    if not path.is_file():
+        raise GraderError(f"mutate: no solution module {path}")
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    shown = f"{course.solutions}/{module}.py"
+    mutants = []
+    for name, operator in _operators():
+        positions = [start for node in ast_nodes(get_ast(source)) for start, _ in operator.mutation_positions(node)]
+        for occurrence, (line_number, _) in enumerate(positions):
+            mutated = mutate_code(source, operator, occurrence)
+            if mutated is None or mutated == source:
+                continue
+            diff = list(difflib.unified_diff(source.splitlines(), mutated.splitlines(), f"a/{shown}", f"b/{shown}",
+                                             n=2, lineterm=""))
+            added = [line[1:].strip() for line in diff[2:] if line.startswith("+")]
+            mutants.append(Mutant(module, name, occurrence, line_number, lines[line_number - 1].strip(),
+                                  " / ".join(added), mutated, "\n".join(diff)))
+    return mutants
+
+
+def sample(mutants: dict[str, list[Mutant]], size: int, seed: int) -> dict[str, list[Mutant]]:
+    """``size`` mutants drawn with ``seed``, spread over the modules in proportion to their
+    mutants (largest remainders first; every module gets one while ``size`` allows)."""
+    total = sum(len(found) for found in mutants.values())
+    if size >= total:
+        return mutants
+    shares = {module: size * len(found) / total for module, found in mutants.items()}
+    counts = {module: int(share) for module, share in shares.items()}
+    if size >= len(mutants):
+        for module in counts:
+            counts[module] = max(counts[module], min(1, len(mutants[module])))
+    by_remainder = sorted(mutants, key=lambda module: (counts[module] - shares[module], module))
+    for module in by_remainder:
+        if sum(counts.values()) >= size:
+            break
+        if counts[module] < len(mutants[module]):
+            counts[module] += 1
+    while sum(counts.values()) > size:  # the minimum of one overshot: take from the largest
+        largest = max(counts, key=lambda module: (counts[module], module))
+        counts[largest] -= 1
+    rng = random.Random(seed)
+    return {module: sorted(rng.sample(found, counts[module]), key=lambda m: (m.operator, m.occurrence))
+            for module, found in mutants.items()}
+
+
+# --------------------------------------------------------------------------- the equivalents
+
+
+class Equivalent(BaseModel):
+    """One entry of the course's list of equivalent mutants."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    module: str
+    operator: str
+    line: str
+    mutated: str | None = None  # needed only when one line has several mutants of the operator
+    reason: Annotated[str, Field(min_length=1)]
+
+    def matches(self, mutant: Mutant) -> bool:
+        return (self.module, self.operator, self.line.strip()) == (mutant.module, mutant.operator, mutant.line) and (
+            self.mutated is None or self.mutated.strip() == mutant.mutated)
+
+
+def load_equivalents(course: Course) -> list[Equivalent]:
+    """The course's list (``mutation.equivalents``), or none; a malformed one raises
+    :class:`CourseConfigError` naming the entry and key."""
+    if course.mutation.equivalents is None:
+        return []
+    path = course.path(course.mutation.equivalents)
+    if not path.is_file():
+        raise CourseConfigError(f"{course.file.name}: mutation.equivalents: no such file "
+                                f"{course.mutation.equivalents!r}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise CourseConfigError(f"{path}: cannot be read ({error})") from None
+    if not isinstance(raw, list):
+        raise CourseConfigError(f"{path}: must be a list of mutants, got {type(raw).__name__}")
+    entries = []
+    for index, entry in enumerate(raw):
+        try:
+            entries.append(Equivalent.model_validate(entry))
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+            raise CourseConfigError(f"{path}: entry {index}: {problems}") from None
+    return entries
+
+
+def listing(mutant: Mutant) -> str:
+    """The entry that would list ``mutant`` as equivalent (its reason left to write)."""
+    entry = {"module": mutant.module, "operator": mutant.operator, "line": mutant.line, "mutated": mutant.mutated,
+             "reason": "WHY it cannot be told apart from the reference"}
+    return yaml.safe_dump([entry], sort_keys=False, allow_unicode=True, width=200).rstrip()
+
+
+# --------------------------------------------------------------------------- grading
+
+
+@dataclass
+class Graded:
+    mutant: Mutant | None  # None for the unmutated copy
+    outcome: str  # one of OUTCOMES or "error", or "passed"/"failed" for the unmutated copy
+    seconds: float
+    why: str = ""  # the property that killed it, or what went wrong
+
+
+class _Watcher:
+    """A pytest plugin beside the grading plugin, in the grader process of one mutant: did a
+    failure come from the sandbox's time limit?"""
+
+    def __init__(self) -> None:
+        self.timed_out = False
+
+    def pytest_exception_interact(self, node: Any, call: Any, report: Any) -> None:
+        error = call.excinfo.value if call.excinfo else None
+        while isinstance(error, BaseExceptionGroup) and error.exceptions:
+            error = error.exceptions[0]
+        if isinstance(error, SandboxFailure) and error.kind in ("timeout", "budget"):
+            self.timed_out = True
+
+
+def child_main(course_file: str, root: str, module: str) -> int:
+    """In a fresh grader process: grade ``root`` on ``module``'s suite, stopping at the first
+    failure, and print one JSON line: ``{"failed": name or null, "timed_out": bool}``."""
+    course = load_course(course_file)
+    course = course.model_copy(update={"exercises": [course.exercise(module)]})
+    watcher = _Watcher()
+    results, _ = run_suites(course, Path(root), first_failure=True, observers=(watcher,))
+    failed = next((r.name for r in results if not r.passed), None)
+    print(json.dumps({"failed": failed, "timed_out": watcher.timed_out, "ran": len(results)}))
+    return 0
+
+
+class _Copies:
+    """The solutions folder as a submission, once; a mutant is that with one module replaced."""
+
+    def __init__(self, course: Course, scratch: Path):
+        self.course, self.scratch = course, scratch
+        self.base = scratch / "base" / course.package
+        shutil.copytree(course.solutions_path(), self.base, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+    def graded(self, mutant: Mutant | None, module: str, seconds: float) -> Graded:
+        """Grade the unmutated copy (``mutant`` None) or a mutant of ``module`` in a fresh grader
+        process, stopped after ``seconds``; a grader that fails gets one more try, then the
+        outcome "error" (the run goes on and fails at the end)."""
+        result = self._graded(mutant, module, seconds)
+        return self._graded(mutant, module, seconds) if result.outcome == "error" else result
+
+    def _graded(self, mutant: Mutant | None, module: str, seconds: float) -> Graded:
+        if mutant is not None:
+            try:
+                with warnings.catch_warnings():  # such as `x is 1`, which the mutant's grading shows anyway
+                    warnings.simplefilter("ignore")
+                    compile(mutant.source, f"{module}.py", "exec")
+            except (SyntaxError, ValueError) as error:
+                return Graded(mutant, "killed", 0.0, f"not valid Python ({error.__class__.__name__})")
+        folder = Path(tempfile.mkdtemp(prefix="mutant-", dir=self.scratch))
+        try:
+            shutil.copytree(self.base, folder / self.course.package)
+            if mutant is not None:
+                (folder / self.course.package / f"{module}.py").write_text(mutant.source, encoding="utf-8")
+            staged = stage(self.course, folder)
+            try:
+                return self._run(staged.root, mutant, module, seconds)
+            finally:
+                staged.remove()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _run(self, root: Path, mutant: Mutant | None, module: str, seconds: float) -> Graded:
+        command = [sys.executable, "-m", "autograder.authoring.mutate", str(self.course.file), str(root), module]
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="grader-", dir=self.scratch) as home:
+            env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(home),
+                   "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(
+                       os.pathsep)}
+            try:
+                done = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=seconds,
+                                      start_new_session=True)
+            except subprocess.TimeoutExpired:
+                return Graded(mutant, "timed out", time.monotonic() - started, f"stopped after {seconds:.0f} s")
+        spent = time.monotonic() - started
+        lines = done.stdout.strip().splitlines()
+        if done.returncode != 0 or not lines:
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            return Graded(mutant, "error", spent, f"the grader failed (exit {done.returncode}): {tail}")
+        answer = json.loads(lines[-1])
+        if mutant is None:
+            return Graded(None, "failed" if answer["failed"] else "passed", spent, answer["failed"] or "")
+        if answer["failed"] is None:
+            return Graded(mutant, "survived", spent)
+        return Graded(mutant, "timed out" if answer["timed_out"] else "killed", spent, answer["failed"])
+
+
+# --------------------------------------------------------------------------- the command
+
+
+@dataclass
+class Report:
+    graded: list[Graded]
+    baseline: dict[str, float]
+    equivalents: list[Equivalent]
+    seconds: float
+    available: dict[str, int]  # how many mutants each module has, sampled or not
+    sampled: bool
+
+    def unlisted(self) -> list[Graded]:
+        return [g for g in self.graded if g.outcome == "survived"]
+
+    def errors(self) -> list[Graded]:
+        return [g for g in self.graded if g.outcome == "error"]
+
+
+def run(course: Course, modules: list[str], jobs: int, size: int | None, seed: int, console: Console) -> Report:
+    """Mutate and grade ``modules``; the unmutated copy must score full points first."""
+    known = [e.module for e in course.exercises]
+    for module in modules:
+        if module not in known:
+            raise GraderError(f"mutate: {module!r} is not an exercise of {course.file.name} ({', '.join(known)})")
+    modules = list(dict.fromkeys(modules))
+    equivalents = load_equivalents(course)
+    everything = {module: mutants_of(course, module) for module in modules}
+    chosen = sample(everything, size, seed) if size is not None else everything
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="autograder-mutate-") as scratch:
+        copies = _Copies(course, Path(scratch))
+        baseline = {}
+        with ThreadPoolExecutor(max(1, jobs)) as pool:
+            for module, future in [(m, pool.submit(copies.graded, None, m, grader_seconds(course, [m])))
+                                   for m in modules]:
+                reference = future.result()
+                if reference.outcome == "error":
+                    raise GraderError(f"mutate: grading the unmutated solution of {module}: {reference.why}")
+                if reference.outcome != "passed":
+                    raise GraderError(f"mutate: the unmutated solution of {module} does not pass its own suite "
+                                      f"({reference.why or reference.outcome}); fix that first")
+                baseline[module] = reference.seconds
+        todo = [m for module in modules for m in chosen[module]]
+        graded = []
+        columns = (TextColumn("mutants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}"))
+        with Progress(*columns, console=console, transient=True) as progress, \
+                ThreadPoolExecutor(max(1, jobs)) as pool:
+            bar = progress.add_task("", total=len(todo))
+            futures = [pool.submit(copies.graded, m, m.module, TIME_FACTOR * baseline[m.module] + TIME_SLACK)
+                       for m in todo]
+            for future in as_completed(futures):
+                result = future.result()
+                if result.outcome == "survived" and result.mutant and any(
+                        e.matches(result.mutant) for e in equivalents):
+                    result.outcome = "equivalent"
+                graded.append(result)
+                if result.outcome in ("survived", "error") and result.mutant:  # as found: a long run shows them early
+                    progress.console.print(escape(f"{result.outcome}: {result.mutant.label}: {result.mutant.line!r} "
+                                                  f"-> {result.mutant.mutated!r} {result.why}"),
+                                           highlight=False, soft_wrap=True)
+                progress.update(bar, advance=1, description=result.mutant.label if result.mutant else "")
+    graded.sort(key=lambda g: (modules.index(g.mutant.module), g.mutant.operator, g.mutant.occurrence)
+                if g.mutant else (0, "", 0))
+    return Report(graded, baseline, equivalents, time.monotonic() - started,
+                  {module: len(found) for module, found in everything.items()}, size is not None)
+
+
+def print_report(console: Console, report: Report, modules: list[str]) -> None:
+    table = Table(title="Mutants of the reference solutions, graded by their exercise's suite")
+    for column in ("exercise", "mutants", *OUTCOMES, "reference (s)", "mutants (s)"):
+        table.add_column(column, justify="left" if column == "exercise" else "right")
+    totals = dict.fromkeys(("mutants", *OUTCOMES), 0)
+    for module in modules:
+        mine = [g for g in report.graded if g.mutant and g.mutant.module == module]
+        counts = {outcome: sum(g.outcome == outcome for g in mine) for outcome in OUTCOMES}
+        shown = f"{len(mine)} of {report.available[module]}" if report.sampled else str(len(mine))
+        table.add_row(module, shown, *(str(counts[o]) for o in OUTCOMES), f"{report.baseline[module]:.1f}",
+                      f"{sum(g.seconds for g in mine):.0f}")
+        totals["mutants"] += len(mine)
+        for outcome in OUTCOMES:
+            totals[outcome] += counts[outcome]
+    table.add_row("total", str(totals["mutants"]), *(str(totals[o]) for o in OUTCOMES), "",
+                  f"{sum(g.seconds for g in report.graded):.0f}", style="bold")
+    console.print(table)
+    console.print(f"{report.seconds:.0f} s in all; \"survived\" counts the survivors the course has not listed as "
+                  "equivalent.", highlight=False)
+    listed_but_killed = [g for g in report.graded if g.mutant and g.outcome in ("killed", "timed out")
+                         and any(e.matches(g.mutant) for e in report.equivalents)]
+    for g in listed_but_killed:
+        console.print(f"[yellow]note:[/] {escape(g.mutant.label if g.mutant else '')} is listed as equivalent "
+                      f"but the suite kills it ({escape(g.why)}): take it off the list", highlight=False)
+    if not report.sampled:
+        seen = [g.mutant for g in report.graded if g.mutant]
+        for entry in report.equivalents:
+            if entry.module in modules and not any(entry.matches(m) for m in seen):
+                console.print(f"[yellow]note:[/] the listed equivalent {escape(entry.module)} {escape(entry.operator)} "
+                              f"{escape(repr(entry.line))} matches no mutant any more: take it off the list",
+                              highlight=False)
+    for g in report.unlisted():
+        assert g.mutant is not None
+        console.print(f"\n[bold red]survived:[/] {escape(g.mutant.label)}", highlight=False)
+        console.print(escape(g.mutant.diff), highlight=False, soft_wrap=True)
+        console.print("If it cannot be told apart from the reference, list it in the equivalents file:",
+                      highlight=False)
+        console.print(escape(listing(g.mutant)), highlight=False, soft_wrap=True)
+
+
+def command(course: Course, modules: list[str], jobs: int, size: int | None, seed: int, console: Console) -> int:
+    """``python -m autograder mutate``: 1 when a mutant the course has not listed survives, else 0."""
+    if course.is_release:
+        raise GraderError("this is a student release: it has no solutions to mutate")
+    modules = list(dict.fromkeys(modules))
+    report = run(course, modules, jobs, size, seed, console)
+    print_report(console, report, modules)
+    for g in report.errors():
+        console.print(f"[bold red]error:[/] {escape(g.mutant.label if g.mutant else '')}: {escape(g.why)}",
+                      highlight=False)
+    unlisted = report.unlisted()
+    if report.errors():
+        console.print(f"\n[bold red]{len(report.errors())} mutant(s) could not be graded.[/]", highlight=False)
+        return 2
+    if unlisted:
+        console.print(f"\n[bold red]{len(unlisted)} mutant(s) survived that the course has not listed as "
+                      "equivalent.[/]", highlight=False)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(child_main(*sys.argv[1:]))

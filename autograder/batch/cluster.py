@@ -1,0 +1,210 @@
+"""Grading a batch on a Dask distributed cluster (``grade --cluster tls://HOST:8786 --cluster-certs DIR``).
+
+The cluster is Dask's own: ``dask scheduler`` and ``dask worker`` processes, started by hand,
+by ``dask-jobqueue`` on SLURM or by ``dask-kubernetes``. Each submission is one task. A worker
+grades it exactly as ``grade --jobs`` does on one machine: with the worker's own sandbox, from
+the worker's own copy of the course files, under the same fail-closed rules, in a grader
+process that grades that worker thread's tasks one after another (a
+:class:`~autograder.batch.batch.GraderPool` per course digest). The client stages the submissions,
+keeps the gradebook and writes every report, so a batch resumes as before.
+
+- **Same course everywhere.** Before anything is sent, every worker computes the course
+  digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
+  not hold (or lets its canary through: :class:`~autograder.isolation.IsolationRefused`, exit
+  status 3 as on one machine), stops the batch with its address and reason. Each task checks
+  the digest and the sandbox again, and a worker's first task of a course runs the canary,
+  for workers that join later.
+- **No grade lost.** A task whose worker dies is run again on another worker by the
+  scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
+  depends only on the submission and the course, so it comes out the same.
+- **Members only.** The client, the scheduler and the workers speak mutual TLS with the
+  certificates of ``cluster-certs`` (:mod:`autograder.batch.cluster_tls`); plain ``tcp://`` only on
+  loopback, unless ``--unsafe-cluster-tcp``.
+- **Plain data only.** A task carries the staged submission's files as bytes and brings back
+  the reports as text; no object from student code crosses, and the grade is read from the
+  ``results.json`` the worker's grader process wrote.
+
+The client runs no student code, so it needs no sandbox of its own: it neither checks one
+nor runs the canary, and the gradebook and the summary name the workers' layers.
+
+A worker finds the course at the path the client names, or at ``$AUTOGRADER_COURSE`` when its
+checkout lives elsewhere. Start each worker with ``--nthreads`` at most its cores: one thread
+grades one submission at a time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..config import Course, load_course
+from ..engine.digest import course_digest
+from ..engine.report import read_results
+from ..errors import GraderError
+from ..isolation import IsolationRefused, isolation, require_isolation
+from .canary import run_canary
+from .cluster_tls import client_security
+from .grader import WHOLE, Graded, GraderPool, Part
+from .staging import Staged
+
+
+@dataclass
+class Cluster:
+    """A Dask client whose workers have shown they grade the course, and what each task carries."""
+
+    client: Any  # distributed.Client
+    digest: str  # the client's course digest, computed once per batch
+    unsafe: bool  # --unsafe-no-sandbox, passed on to every worker
+    isolation: str  # the workers' sandbox layers ("bwrap + landlock + uid + cgroup"), for the gradebook
+
+    def grade(self, course: Course, name: str, staged: Staged, folder: Path, part: Part = WHOLE) -> Graded:
+        """Grade ``staged`` (the exercises of ``part``, which is never split on a cluster) on the
+        cluster and write its reports into ``folder``, as :class:`~autograder.batch.grader.GraderPool`
+        does locally."""
+        packed = {"name": name, "files": pack(staged.root), "notes": staged.notes}
+        task = self.client.submit(grade_on_worker, str(course.file), self.digest, self.unsafe, packed, part.exercises,
+                                  pure=False, key=task_key(self.digest, name, staged, part.exercises))
+        try:
+            reports, seconds, problem = task.result()
+        except Exception as error:  # the worker refused, or died as often as Dask allows
+            return None, 0.0, f"the cluster could not grade it: {type(error).__name__}: {error}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for file, text in reports.items():
+            (folder / Path(file).name).write_text(text, encoding="utf-8")
+        if not problem and (folder / "results.json").is_file():
+            return read_results(folder), seconds, ""
+        return None, seconds, problem
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def connect(address: str, course: Course, unsafe: bool, certificates: Path | None = None,
+            unsafe_tcp: bool = False) -> Cluster:
+    """The cluster of the scheduler at ``address``, once every worker has shown it grades this
+    course; ``certificates`` is the folder of ``cluster-certs`` (see :mod:`autograder.batch.cluster_tls`)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise GraderError("--cluster needs Dask distributed: pip install the cluster extra "
+                          "(make setup installs it)") from None
+    try:
+        security = client_security(address, certificates, unsafe_tcp)
+        _answers(address)
+        client = Client(address, security=security, timeout="20s")
+    except OSError as error:
+        raise GraderError(f"no Dask scheduler answers at {address}: {error}") from None
+    except ValueError as error:  # distributed's word for an address it cannot parse
+        raise GraderError(f"--cluster {address!r} is not a scheduler address like tls://HOST:8786: {error}") from None
+    digest = course_digest(course)
+    answers = client.run(worker_problem, str(course.file), digest, unsafe)
+    problems = {worker: answer for worker, answer in sorted(answers.items()) if answer}
+    if not answers or problems:
+        client.close()
+        why = "; ".join(f"{worker}: {problem}" for worker, (_, problem) in problems.items()) or "it has no workers"
+        refusal = IsolationRefused if any(sandbox for sandbox, _ in problems.values()) else GraderError
+        raise refusal(f"the cluster at {address} cannot grade this course: {why}")
+    layers = sorted(set(client.run(worker_isolation).values()))
+    return Cluster(client, digest, unsafe, f"Dask workers at {address}: {' or '.join(layers)}")
+
+
+def _answers(address: str) -> None:
+    """Raise OSError at once if nothing listens at a ``tcp://`` or ``tls://`` ``address``: Dask's
+    client would retry a refused connection for its whole timeout (20 s) before saying so.
+    Anything that does answer is left to the client."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, where = parse_address(address)
+    if scheme in ("tcp", "tls"):
+        with socket.create_connection(parse_host_port(where), timeout=20):
+            pass
+
+
+def worker_isolation() -> str:
+    """On a worker: its sandbox's layers."""
+    return isolation().describe()
+
+
+def worker_problem(course_file: str, digest: str, unsafe: bool) -> tuple[bool, str] | None:
+    """On a worker: None if it grades ``course_file`` as the client does, otherwise whether its
+    sandbox is what refuses (the batch then stops as a local refusal does: exit status 3) and why."""
+    try:
+        _graders(_worker_course(course_file, digest), digest, unsafe)  # the sandbox's check and its canary
+    except IsolationRefused as error:
+        return True, str(error)
+    except (GraderError, OSError) as error:
+        return False, str(error)
+    return None
+
+
+def _worker_course(course_file: str, digest: str) -> Course:
+    course = load_course(Path(os.environ.get("AUTOGRADER_COURSE") or course_file))
+    if course_digest(course) != digest:
+        raise GraderError(f"the course at {course.file} on {socket.gethostname()} differs from the client's "
+                          "(another commit, or edited files): its digest does not match")
+    return course
+
+
+def pack(root: Path) -> dict[str, bytes]:
+    """The files under a staged submission's ``root``, by relative POSIX path."""
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def unpack(files: dict[str, bytes], root: Path) -> None:
+    """Write :func:`pack`'s ``files`` under ``root``; a path that would leave it is an error."""
+    for name, data in files.items():
+        relative = PurePosixPath(name)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise GraderError(f"a packed submission names a file outside its folder: {name!r}")
+        target = root.joinpath(*relative.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def grade_on_worker(course_file: str, digest: str, unsafe: bool, packed: dict,
+                    exercises: list[str] | None) -> tuple[dict[str, str], float, str]:
+    """A Dask task: grade one packed submission here (``name``, ``files`` as :func:`pack` made them,
+    ``notes``); return its report files, seconds and problem."""
+    name = packed["name"]
+    course = _worker_course(course_file, digest)
+    graders = _graders(course, digest, unsafe)
+    with tempfile.TemporaryDirectory(prefix="autograder-cluster-") as scratch:
+        root, folder = Path(scratch) / "submission", Path(scratch) / "reports"
+        unpack(packed["files"], root)
+        _grade, seconds, problem = graders.grade(course, name, Staged(name, root, "", packed["notes"]), folder,
+                                                 Part(exercises))
+        reports = {path.name: path.read_text(encoding="utf-8", errors="replace")
+                   for path in sorted(folder.iterdir()) if path.is_file()}
+    return reports, seconds, problem
+
+
+def task_key(digest: str, name: str, staged: Staged, exercises: list[str] | None) -> str:
+    """The Dask key of a grading: two clients on one scheduler share a result only if the same
+    course grades the same files, for the same exercises, under the same name."""
+    return f"grade-{name}-{digest[:16]}-{staged.digest[:16]}-{'+'.join(exercises or ['all'])}"
+
+
+def _graders(course: Course, digest: str, unsafe: bool) -> GraderPool:
+    """This worker's grader processes for the course with ``digest``: they grade its tasks, a
+    process per worker thread, until the worker stops. A course edited between batches gets
+    processes of its own; those of the old one wait idle, never closed under a running task.
+    Before its first task of a course, the worker checks its sandbox and runs the canary (as
+    at the batch's start, for a worker that joined since): a refusal fails the task."""
+    holds = require_isolation(unsafe).holds  # checked on every task
+    with _POOLS_LOCK:
+        if digest not in _POOLS:
+            if holds:
+                run_canary(course)
+            _POOLS[digest] = GraderPool()
+            atexit.register(_POOLS[digest].__exit__)
+        return _POOLS[digest]
+
+
+_POOLS: dict[str, GraderPool] = {}
+_POOLS_LOCK = threading.Lock()

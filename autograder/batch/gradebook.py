@@ -1,0 +1,111 @@
+"""The gradebook: a SQLite record of every grading run, and ``grades.csv`` made from it.
+
+Each run stores the submission's name and content hash, the course's seed, the engine
+version, a hash of the course (its course file, suites and solutions), the isolation
+mode, the time taken and the per-test results. A submission whose latest grading has the
+same hashes, seed and engine version is already graded and can be skipped.
+
+``grades.csv`` is opened in spreadsheets, which run a cell starting with ``=``, ``+``, ``-``
+or ``@`` as a formula; a submission's name comes from a student, so such a cell is written
+with a leading ``'``, as spreadsheet programs export text.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import sqlite3
+from pathlib import Path
+
+from ..config import Course
+from ..results import Grade
+
+BATCH_FILES = frozenset({"gradebook.sqlite", "grades.csv"})  # beside the submissions' report folders
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS gradings (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    submission TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    course_digest TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    engine_version TEXT NOT NULL,
+    isolation TEXT NOT NULL,
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    seconds REAL NOT NULL,
+    graded_at TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS results (
+    grading_id INTEGER NOT NULL REFERENCES gradings(id),
+    exercise TEXT NOT NULL,
+    test TEXT NOT NULL,
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    status TEXT NOT NULL
+);
+"""
+
+
+class Gradebook:
+    """``gradebook.sqlite`` in the output folder."""
+
+    def __init__(self, folder: Path):
+        self.connection = sqlite3.connect(folder / "gradebook.sqlite")
+        self.connection.executescript(SCHEMA)
+        columns = {row[1] for row in self.connection.execute("PRAGMA table_info(gradings)")}
+        if "note" not in columns:  # a gradebook written before notes were kept
+            self.connection.execute("ALTER TABLE gradings ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def is_current(self, name: str, key: dict, note: str | None = None) -> bool:
+        """Whether ``name``'s latest grading was done with exactly this key (and ``note``, if given)."""
+        row = self.connection.execute(
+            "SELECT digest, course_digest, seed, engine_version, note FROM gradings "
+            "WHERE submission = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+        wanted = (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
+        return row is not None and row[:4] == wanted and note in (None, row[4])
+
+    def record(self, name: str, key: dict, grade: Grade, seconds: float, note: str = "") -> None:
+        """Store one grading. ``key`` is what decides it (:meth:`is_current`'s) and what the row keeps
+        beside: the sandbox it ran in (``isolation``) and the full marks of what it graded
+        (``max_score``). ``note`` (it goes to grades.csv) says why a submission was not graded, or
+        what staging noticed in it (a copied notebook cell, skipped links)."""
+        with self.connection:
+            cursor = self.connection.execute(
+                "INSERT INTO gradings (submission, digest, course_digest, seed, engine_version, isolation,"
+                " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], key["isolation"],
+                 grade.score, key["max_score"], round(seconds, 3),
+                 datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), note))
+            self.connection.executemany(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",
+                [(cursor.lastrowid, r.exercise, r.title, r.score, r.points, r.status) for r in grade.results])
+
+    def write_csv(self, course: Course, path: Path) -> None:
+        """One row per submission (its latest grading): its score (bonus included) and full marks
+        (bonus not included) over the exercises graded, each exercise's score (empty where that
+        grading left the exercise out: ``grade --exercise``), and a note."""
+        latest = self.connection.execute(
+            "SELECT id, submission, digest, score, max_score, graded_at, note FROM gradings WHERE id IN "
+            "(SELECT MAX(id) FROM gradings GROUP BY submission) ORDER BY submission").fetchall()
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["submission", "score", "max_score", *(e.module for e in course.exercises),
+                             "digest", "graded_at", "note"])
+            for grading_id, name, digest, score, max_score, graded_at, note in latest:
+                scores = dict(self.connection.execute(
+                    "SELECT exercise, SUM(score) FROM results WHERE grading_id = ? GROUP BY exercise", (grading_id,)))
+                writer.writerow(map(as_text, [name, f"{score:g}", f"{max_score:g}",
+                                              *(f"{scores[e.module]:g}" if e.module in scores else ""
+                                                for e in course.exercises), digest, graded_at, note]))
+
+
+def as_text(cell: object) -> str:
+    """A CSV cell that a spreadsheet shows as text, never runs as a formula."""
+    cell = str(cell)
+    return "'" + cell if cell.startswith(FORMULA_STARTS) else cell

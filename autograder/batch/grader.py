@@ -1,0 +1,185 @@
+"""Grader processes: where a batch's submissions are graded, one after another, never in the batch itself.
+
+A :class:`GraderProcess` is ``python -m autograder grade-serve`` (its loop is
+:mod:`autograder.commands.serve`): it imports the suites and the solutions, which the batch's
+process never does, and grades each staged submission it is handed into that submission's report
+folder, answering one line. A :class:`GraderPool` keeps one per grading thread of a batch. The
+requests are JSON lines of a :class:`Part`, the answers ``graded``, or nothing from a process
+that failed or died, whose log is then kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Course
+from ..engine.report import read_results
+from ..results import Grade
+from .staging import Staged
+
+ENGINE_HOME = Path(__file__).resolve().parents[2]  # where `python -m autograder` is found
+Graded = tuple[Grade | None, float, str]  # a grading's grade (None: it failed), seconds and problem
+
+
+@dataclass(frozen=True)
+class Part:
+    """Which part of a submission's grading a grader process does: the properties of ``exercises``
+    (default all); of those the public ones alone (``public_only``), or the hidden ones, after
+    (``after``) the folder of a grading of the public ones, whose results it then answers too. The
+    submission's time budget counts from ``began`` (``time.monotonic()``, this machine's clock) if
+    that is before now."""
+
+    exercises: list[str] | None = None
+    began: float | None = None
+    public_only: bool = False
+    after: Path | None = None
+
+
+WHOLE = Part()  # every property of every exercise
+
+
+def hypothesis_storage(fallback: str) -> str:
+    """Where a grader process's hypothesis keeps its files: the user's cache, shared by all of
+    this user's grader processes, or ``fallback`` (the process's scratch folder) if that cannot
+    be made. What it keeps there is the table of unicode categories it builds on first use,
+    which every fresh grader process would otherwise build again; its example database is off,
+    so nothing there depends on a submission."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograder" / "hypothesis"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return fallback
+    return str(cache)
+
+
+def grader_seconds(course: Course, exercises: list[str] | None = None) -> float:
+    """How long one grader process may take: its exercises' budgets, capped by the submission's, and a minute
+    for starting up and writing the reports."""
+    budget = course.limits.exercise_seconds * len(exercises or course.exercises)
+    return min(budget, course.limits.submission_seconds or budget) + 60
+
+
+class GraderPool:
+    """A grader process per grading thread of a batch, which grades that thread's submissions one
+    after another (:class:`GraderProcess`): a batch of 300 on two jobs starts two grader
+    processes, not 300, and each submission's grading is the one a fresh process gives."""
+
+    def __init__(self) -> None:
+        self.local = threading.local()
+        self.graders: list[GraderProcess] = []
+
+    def grade(self, course: Course, name: str, staged: Staged, folder: Path, part: Part = WHOLE) -> Graded:
+        """``part`` of ``staged``'s grading, into ``folder``, by this thread's grader process."""
+        grader = getattr(self.local, "grader", None)
+        if grader is None:
+            grader = self.local.grader = GraderProcess(course)
+            self.graders.append(grader)  # list.append is atomic: threads may add theirs at once
+        return grader.grade(name, staged, folder, part)
+
+    def __enter__(self) -> GraderPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for grader in self.graders:
+            grader.close()
+
+
+class GraderProcess:
+    """A grader process (``python -m autograder grade-serve``) that grades staged submissions
+    one after another, each into its report folder, until it is closed.
+
+    Student code never runs in it, and a grading leaves nothing that decides the next one: each
+    runs pytest afresh with its own plugin, workers and hypothesis engine. So a batch keeps one
+    per grading thread (:class:`GraderPool`) and nbgrader one per run, which saves a grader's
+    start-up (Python, pytest, hypothesis, the suites, the sandbox's check) for every grading but
+    the first, and so does a Dask worker (:mod:`autograder.batch.cluster`).
+
+    A grading that fails, overruns :func:`grader_seconds` or kills the process ends it: its
+    output goes to that grading's ``grader.log``, and the next grading (as after a process that
+    died between gradings) starts a fresh process.
+    """
+
+    def __init__(self, course: Course):
+        self.course = course
+        self.process: subprocess.Popen | None = None
+        self.scratch: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> GraderProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def grade(self, name: str, staged: Staged, folder: Path, part: Part = WHOLE) -> Graded:
+        """Grade ``part`` of ``staged``'s grading into ``folder``; ``(grade, seconds, problem)``."""
+        folder.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        request = {"staged": str(staged.root), "out": str(folder), "name": name, "notes": staged.notes,
+                   "exercises": list(part.exercises or ()), "began": part.began, "public_only": part.public_only,
+                   "after": None if part.after is None else str(part.after)}
+        if self.process is not None and self.process.poll() is not None:  # it died between gradings
+            self.close()
+        try:
+            process = self.process or self._start()
+            assert process.stdin is not None
+            process.stdin.write((json.dumps(request) + "\n").encode())
+            process.stdin.flush()
+            answer = self._answer(time.monotonic() + grader_seconds(self.course, part.exercises))
+        except (OSError, TimeoutError) as error:
+            answer = "timeout" if isinstance(error, TimeoutError) else "no answer"
+        seconds = time.monotonic() - started
+        if answer == "graded" and (folder / "results.json").is_file():
+            return read_results(folder), seconds, ""
+        self._keep_log(folder / "grader.log")
+        self.close()
+        return None, seconds, f"grader failed ({answer}), see {name}/grader.log"
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream is not None:
+                    stream.close()
+            self.process = None
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
+
+    def _start(self) -> subprocess.Popen:
+        self.scratch = tempfile.TemporaryDirectory(prefix="autograder-grader-")
+        scratch = self.scratch.name
+        env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
+               "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        with open(Path(scratch) / "grader.log", "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "autograder", "--course", str(self.course.file), "grade-serve"],
+                cwd=scratch, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+        return self.process
+
+    def _answer(self, deadline: float) -> str:
+        """The process's one-line answer to the last request, by ``deadline``; raises TimeoutError."""
+        assert self.process is not None and self.process.stdout is not None
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(self.process.stdout, selectors.EVENT_READ)
+            if not waiting.select(max(0.0, deadline - time.monotonic())):
+                raise TimeoutError
+        line = self.process.stdout.readline()  # the process writes its answer as one line, at once
+        if not line:
+            return f"exit code {self.process.wait()}"
+        return line.decode(errors="replace").strip()
+
+    def _keep_log(self, log: Path) -> None:
+        if self.scratch is not None:
+            output = (Path(self.scratch.name) / "grader.log").read_bytes()
+            log.write_bytes(output[-200_000:])
+

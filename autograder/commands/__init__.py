@@ -1,0 +1,24 @@
+"""The commands, one module each: ``run(course, args, console)`` does what the command line asked.
+
+``autograder.cli`` parses the command line and imports only the chosen command's module, so a
+command loads only what it uses. What more than one command needs of the course is here.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config import Course
+from ..errors import GraderError
+
+
+def refuse_release(course: Course) -> None:
+    """Official grading needs the solutions and the hidden properties, which a student release lacks."""
+    if course.is_release:
+        raise GraderError("this is a student release: it has no solutions and no hidden properties, so it "
+                          "cannot grade; use `check`")
+
+
+def in_chosen_language(course: Course, args: argparse.Namespace) -> Course:
+    """The course in the language ``--lang`` chose, else as its file says."""
+    return course.model_copy(update={"language": args.lang}) if args.lang else course

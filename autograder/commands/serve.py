@@ -1,0 +1,43 @@
+"""``grade-serve`` (internal): a grader process's loop, started by
+:class:`autograder.batch.grader.GraderProcess`.
+
+It grades each :class:`~autograder.batch.grader.Part` asked for on stdin, one JSON line each
+(``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``, ``public_only``, ``after``),
+writes the reports into ``out`` and answers ``graded`` on a line of its own. Whatever else
+prints goes to stderr, the process's log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+
+from ..config import Course
+from ..engine.report import read_results, write_reports
+from ..engine.run import Scope, grade_staged
+from ..isolation import require_isolation
+
+
+def run(course: Course, args: argparse.Namespace, console: Console) -> int:
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    require_isolation(args.unsafe)
+    for line in sys.stdin:
+        grade_request(course, json.loads(line), answers)
+    return 0
+
+
+def grade_request(course: Course, request: dict, answers: TextIO) -> None:
+    """Grade what one request asks, write its reports, and say so on ``answers``."""
+    public = None if request["after"] is None else list(read_results(Path(request["after"])).results)
+    scope = Scope(request["exercises"] or None, request["public_only"], public, request["began"])
+    grade = grade_staged(course, Path(request["staged"]), request["notes"], scope)
+    write_reports(course, Path(request["out"]), request["name"], grade)
+    answers.write("graded\n")
+    answers.flush()

@@ -1,0 +1,1 @@
+"""The engine: one submission graded in one grader process."""

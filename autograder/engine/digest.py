@@ -1,0 +1,82 @@
+"""The course's digest: a hash of everything that decides a grade besides the submission.
+
+A batch keys its gradebook by it (a submission graded against another course version is graded
+again), a cluster checks that every worker's copy of the course has the client's, and the engine
+keys its recorded examples by it (:mod:`autograder.engine.replay`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+from ..config import Course
+from ..errors import GraderError
+
+
+def course_digest(course: Course) -> str:
+    """A hash of everything that decides a grade besides the submission: the course file, the
+    suites and the course's own modules they import, the solutions, the support modules, the data
+    files and the read-only paths (each file with its path). A file this process cannot read
+    is a :class:`GraderError` naming it: a batch stops there, before it grades anyone."""
+    files = [course.file, *suite_sources(course)]
+    files += sorted(course.solutions_path().rglob("*.py")) if course.solutions is not None else []
+    files += [course.path(m) for m in course.sandbox.support_modules]
+    for named in [*course.data.values(), *course.sandbox.readonly_paths]:
+        path = course.path(named)
+        files += sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    digest, root = hashlib.sha256(), course.root.resolve()
+    for file in files:
+        name = file.relative_to(root) if file.is_relative_to(root) else file
+        digest.update(f"\0{name}\0".encode("utf-8", "surrogateescape"))
+        try:
+            digest.update(file.read_bytes() if file.is_file() else b"\0missing")
+        except OSError as error:
+            raise GraderError(f"cannot read the course file {file} ({error.strerror}): the grader's user must "
+                              "be able to read every file of the course") from None
+    return digest.hexdigest()
+
+
+def suite_sources(course: Course) -> list[Path]:
+    """The suites and, transitively, every module of the course's own they import (found under
+    the course root by reading their imports, nothing run): a suite's strategies decide its examples."""
+    root = course.root.resolve()
+    todo = [course.path(e.suite) for e in course.exercises]
+    found: list[Path] = []
+    while todo:
+        file = todo.pop(0)
+        if file in found or not file.is_file():
+            continue
+        found.append(file)
+        got = file.stat()
+        todo += _imported_files(file, root, (got.st_dev, got.st_ino, got.st_size, got.st_mtime_ns, got.st_ctime_ns))
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _imported_files(file: Path, root: Path, version: tuple[int, ...]) -> tuple[Path, ...]:
+    """The files under ``root`` that ``file``'s imports may name, read once per ``version`` of
+    it (its inode, size and times: a change to the file changes its ctime), since reading the
+    suites anew was a noticeable part of every grading of a batch's grader process."""
+    try:
+        tree = ast.parse(file.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return ()  # pytest reports a broken suite, course_digest one it cannot read
+    here = file.parent.relative_to(root).parts if file.is_relative_to(root) else ()
+    files: list[Path] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):  # a relative import starts from the file's package
+            package = here[:len(here) - node.level + 1] if node.level else ()
+            base = ".".join([*package, *filter(None, [node.module])])
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for parts in (name.strip(".").split(".") for name in names if name.strip(".")):
+            for end in range(1, len(parts) + 1):
+                stem = root.joinpath(*parts[:end])
+                files += [stem.with_suffix(".py"), stem / "__init__.py"]
+    return tuple(files)

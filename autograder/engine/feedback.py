@@ -1,0 +1,102 @@
+"""The words of a failed property's feedback: what a student reads, and what a hidden property may say.
+
+A public failure shows the property's description (its docstring's first paragraph), the
+student's own message and traceback, hypothesis's falsifying example and what the student's code
+printed during it, each within a share of the course's limit. A hidden failure shows the
+description and one reason from a closed set (:func:`hidden_reason`): nothing the student's code
+chose may reach it, or it could spell out the hidden inputs.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from typing import Any
+
+from ..errors import SandboxFailure, StudentError
+from ..i18n import N_, _
+from ..results import HIDDEN_REASON, NOT_WRITTEN, clip
+from .session import PRINTED_CHARS, MissingName
+
+FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")  # in a falsifying example: not the student's
+
+
+def property_feedback(item: Any, error: BaseException | None, hidden: bool, limit: int, printed: str = "") -> str:
+    """What a student reads about a failed property (``item``, pytest's, or anything with its
+    ``function`` and ``originalname``), at most ``limit`` characters (and the cut's marker).
+
+    A public failure shows the student's own exception message and traceback, and what the
+    student's code ``printed`` during the failing example, which are as long as the student
+    makes them: each part gets a share of the limit, so a huge message leaves room for the
+    falsifying example below it. A hidden failure shows none of them.
+    """
+    error = innermost(error)
+    summary = description(item.function) or item.originalname
+    if hidden:
+        return f"{summary}{HIDDEN_REASON}{hidden_reason(error)}."
+    share = limit // 3
+    if is_blocked(error):  # the same words for every property it stops: no example, nothing printed
+        return clip(f"{summary}\n\n{clip(str(error), share)}", limit)
+    notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
+                      if not FIXTURE_LINE.match(line))
+    lines = [summary, "", clip(str(error), share) if error is not None else _("failed")]
+    if isinstance(error, StudentError) and error.traceback.strip():
+        lines += ["", _("Where it was raised:"), clip(error.traceback.rstrip(), share)]
+    if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
+        lines[2] = clip(_("the grader hit an internal error ({error}: {message}); tell your instructor")
+                        .format(error=type(error).__name__, message=error), share)
+    if notes:
+        lines += ["", clip(notes.strip(), share)]
+    if printed.strip():
+        lines += ["", _("What your code printed during this example:"),
+                  clip(printed, min(share, PRINTED_CHARS)).rstrip()]
+    return clip("\n".join(lines), limit)
+
+
+def description(function: Any) -> str:
+    """What a property checks, as feedback shows it: the first paragraph of its docstring, on one
+    line (a docstring wraps its sentence over several lines; a student reads all of it)."""
+    paragraph = (getattr(function, "__doc__", None) or "").strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
+
+
+def is_blocked(error: BaseException | None) -> bool:
+    """Whether the student's code stopped the property before it could judge an answer
+    (:attr:`~autograder.results.PropertyResult.blocked`)."""
+    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "budget")
+
+
+def innermost(error: BaseException | None) -> BaseException | None:
+    """The first exception of the first group, down to one that is no group (hypothesis raises groups)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+SANDBOX_REASONS = {"timeout": N_("timed out"), "crash": N_("crashed"), "protocol": N_("crashed"),
+                   "import": N_("could not be imported"), "not_implemented": NOT_WRITTEN,
+                   "budget": N_("time budget used up")}
+
+
+def hidden_reason(error: BaseException | None) -> str:
+    """A hidden property's reason, from a closed set: nothing the student's code chose (an
+    exception's name or message) may reach it, or it could spell out the hidden inputs."""
+    if isinstance(error, SandboxFailure):
+        return _(SANDBOX_REASONS.get(error.kind, N_("failed")))
+    if isinstance(error, StudentError):
+        if is_builtin_exception(error):
+            return _("raised {error}").format(error=error.type_name)
+        return _("raised a non-built-in exception")
+    if isinstance(error, AssertionError):
+        return _("wrong result")
+    if isinstance(error, AttributeError):
+        return _("a name is missing")
+    return _("failed")
+
+
+def is_builtin_exception(error: StudentError) -> bool:
+    """Whether the student's exception is one of Python's own, judged here from its class
+    name and the names of its bases (the worker's word, so only a built-in's exact lineage counts)."""
+    builtin = getattr(builtins, error.type_name, None)
+    return (isinstance(builtin, type) and issubclass(builtin, BaseException)
+            and error.mro == [cls.__name__ for cls in builtin.__mro__])

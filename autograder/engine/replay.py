@@ -1,0 +1,265 @@
+"""A property that passed replays its examples without hypothesis.
+
+With the seed pinned, hypothesis draws a property's next example from the seed, the strategies
+and what became of the examples before it: whether each passed, and nothing else (the suites'
+bodies neither ``assume`` nor ``target``, or the replay falls back as below). So every
+submission that passes the examples one passing grading saw would be shown exactly those
+examples, in that order. The first grading of a property on a machine records them (the
+values each example passed to the test, before the test ran); every later grading calls the
+test on them directly, in hypothesis's conditions (the global ``random`` seeded alike), and
+spends nothing on generating them, which was most of a grader's time.
+
+The first recorded example that does not pass (an assertion, the student's exception, a
+sandbox failure, anything) ends the replay and fails the property; hypothesis then runs it as
+before on a fresh session, for its own shrinking and feedback. That is the grade hypothesis
+would give a submission whose answers do not change from run to run (the failing example is
+one it shows), and one whose answers do gets no second try. A property is recorded only if
+every example is plain data that :mod:`autograder.isolation.inside.codec` carries exactly, with no mutable
+value shared between two places (a ``st.randoms()`` argument is not, so such a property
+always runs hypothesis).
+
+A ``st.data()`` argument is recorded as the draws the test made from it: each value, with the
+strategy's ``repr`` and the label. A replayed example draws them again from a stand-in, which
+hands out each value only to the same draw (same strategy, same label, in the same order), and
+the example passes only if it made every draw recorded and no other: the same draws are the
+same choices to hypothesis, so the examples after it are the ones hypothesis would show. Where
+hypothesis ended an example at a draw (its choices ran out, a filter gave up), the record says
+so, and the replayed example ends at the same draw, as that one did, and the replay goes on.
+
+Records live beside hypothesis's files in the grader's cache (never in a sandbox, never in a
+release), one JSON file per property, named by a hash of the course digest, the versions of
+Python, its unicode tables, hypothesis and this engine, the property's id and its settings: a
+change to any of them starts afresh.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import hypothesis.strategies as st
+import pytest
+
+from .. import internals
+from ..equality import identical
+from ..isolation.inside import codec
+
+Example = dict[str, Any]
+Draw = tuple[str, Any, Any]  # the strategy's repr hashed, the label, the value (encoded)
+
+
+class Examples:
+    """The recorded examples of one course's properties, in ``folder`` (None: nothing is kept)."""
+
+    def __init__(self, folder: Path | None, course_digest: str, seed: int):
+        self.folder = folder
+        engine = b"".join(path.read_bytes() for path in (Path(__file__).with_name("plugin.py"), Path(__file__),
+                                                          Path(internals.__file__)))
+        self.course_key = "\0".join([course_digest, str(seed), sys.version, unicodedata.unidata_version,
+                                     hypothesis.__version__, hashlib.sha256(engine).hexdigest()])
+
+    def _file(self, nodeid: str, test: Any) -> Path | None:
+        """Where the record of the hypothesis test ``test`` (pytest's ``nodeid``) lives, if anywhere."""
+        if self.folder is None:
+            return None
+        key = "\0".join([self.course_key, nodeid, repr(internals.settings_of(test))])
+        return self.folder / f"{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()}.json"
+
+    def load(self, nodeid: str, test: Any) -> list[Example] | None:
+        """The test's recorded examples, or None (none yet, or unreadable); a ``st.data()``
+        argument is a :class:`Replayed` of its draws."""
+        file = self._file(nodeid, test)
+        try:
+            data = json.loads(file.read_bytes()) if file is not None else None
+            examples = [_example(record) for record in data] if type(data) is list else None
+        except (OSError, ValueError, TypeError, KeyError):  # codec.CodecError is a ValueError
+            return None
+        return examples
+
+    def save(self, nodeid: str, test: Any, wires: list[Any]) -> None:
+        """Keep ``wires`` (encoded examples) for the test; a cache that cannot be written is skipped."""
+        target = self._file(nodeid, test)
+        if target is None:
+            return
+        try:
+            with tempfile.NamedTemporaryFile("w", dir=target.parent, suffix=".tmp", delete=False) as out:
+                json.dump(wires, out, separators=(",", ":"))
+            os.replace(out.name, target)  # whole or not at all, should two graders record at once
+        except OSError:
+            return
+
+
+def _example(record: Any) -> Example:
+    """One recorded example: its plain arguments, and a :class:`Replayed` for each ``st.data()``."""
+    example = codec.decode(record["args"])
+    draws = record["draws"]
+    if type(example) is not dict or type(draws) is not dict:
+        raise TypeError("not an example")
+    for name, drawn in draws.items():
+        example[name] = Replayed([(strategy, label, wire) for strategy, label, wire in drawn["made"]],
+                                 drawn["stopped"] is True)
+    if not all(type(name) is str for name in example):
+        raise TypeError("not an example")
+    return example
+
+
+def cache_folder() -> Path | None:
+    """Where this process keeps records: ``$AUTOGRADER_RECORDS`` if set (``off``: nowhere), else
+    beside hypothesis's own files (the grader's cache, see
+    :func:`autograder.batch.grader.hypothesis_storage`). Only a folder that is this user's alone,
+    in a folder that is this user's alone, is used: whoever can write a record there decides
+    which examples a property sees."""
+    chosen = os.environ.get("AUTOGRADER_RECORDS")
+    if chosen == "off":
+        return None
+    folder = Path(chosen or Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis")
+                  / "autograder-examples").resolve()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        modes = [folder.stat(), folder.parent.stat()]
+    except OSError:
+        return None
+    return folder if all(m.st_uid == os.getuid() and not m.st_mode & 0o022 for m in modes) else None
+
+
+def replayable(item: pytest.Item) -> bool:
+    """Whether ``item`` is a hypothesis test at module level (what this module replays)."""
+    return (isinstance(item, pytest.Function) and hypothesis.is_hypothesis_test(item.obj)
+            and getattr(item, "instance", None) is None)
+
+
+class Recorder:
+    """``test`` stands in for a hypothesis test's inner function (same name and signature): it
+    records each example, then runs it. ``wires`` is the examples so far, encoded, or None once
+    one cannot be recorded exactly."""
+
+    def __init__(self, inner: Callable[..., Any], fixtures: set[str]):
+        self.wires: list[Any] | None = []
+
+        @functools.wraps(inner)
+        def test(*args: Any, **kwargs: Any) -> Any:
+            if self.wires is None or args:
+                self.wires = None
+                return inner(*args, **kwargs)
+            logs = {name: DrawLog(value) for name, value in kwargs.items() if isinstance(value, st.DataObject)}
+            wire = exact_wire({k: v for k, v in kwargs.items() if k not in fixtures and k not in logs})
+            try:
+                return inner(*args, **{**kwargs, **logs})
+            finally:  # an example that fails ends the recording anyway: a failing property is not kept
+                if wire is None or any(log.draws is None for log in logs.values()) or self.wires is None:
+                    self.wires = None
+                else:
+                    draws = {name: {"made": log.draws, "stopped": log.stopped} for name, log in logs.items()}
+                    self.wires = [*self.wires, {"args": wire, "draws": draws}]
+
+        self.test = test
+
+
+class DrawLog:
+    """A ``st.data()`` argument that keeps what was drawn from it: ``draws``, or None once a
+    value cannot be recorded exactly."""
+
+    def __init__(self, data: st.DataObject):
+        self._data = data
+        self.draws: list[Draw] | None = []
+        self.stopped = False  # hypothesis ended the example at a draw
+
+    def draw(self, strategy: st.SearchStrategy, label: Any = None) -> Any:
+        try:
+            value = self._data.draw(strategy, label)
+        except BaseException:
+            self.stopped = True
+            raise
+        if self.draws is not None:
+            pair = exact_wire([label, value])  # a list: None only if not exact
+            if pair is None:
+                self.draws = None
+            else:
+                self.draws.append((_named(strategy), label, pair[1]))
+        return value
+
+
+class Replayed:
+    """A ``st.data()`` argument in a replay: hands out the recorded draws, each only to the same
+    draw (the strategy's repr, the label) in turn, and raises :class:`Stopped` at the next draw
+    of an example that hypothesis ``stopped`` there; anything else raises :class:`Unlike`."""
+
+    def __init__(self, draws: list[Draw], stopped: bool):
+        self._draws = draws
+        self.stopped = stopped
+        self.made = 0
+        self.ended = False  # it raised Stopped
+
+    def draw(self, strategy: st.SearchStrategy, label: Any = None) -> Any:
+        if self.made == len(self._draws) and self.stopped and not self.ended:
+            self.ended = True
+            raise Stopped
+        if self.made == len(self._draws) or self._draws[self.made][:2] != (_named(strategy), label):
+            raise Unlike("the example draws otherwise than it did when recorded")
+        self.made += 1
+        return codec.decode(self._draws[self.made - 1][2])  # a fresh copy: a test may change what it drew
+
+    @property
+    def done(self) -> bool:
+        """Whether the example made every draw recorded, and ended where hypothesis ended it."""
+        return self.made == len(self._draws) and self.ended == self.stopped
+
+
+class Unlike(Exception):
+    """A replayed example's draws differ from the recorded ones: hypothesis runs the property."""
+
+
+class Stopped(BaseException):
+    """Where hypothesis ended a recorded example at a draw, the replay ends it alike."""
+
+
+def _named(strategy: st.SearchStrategy) -> str:
+    return hashlib.sha256(repr(strategy).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def exact_wire(value: Any) -> Any | None:
+    """``value`` encoded by :mod:`autograder.isolation.inside.codec`, or None unless decoding gives it back exactly:
+    the same types all the way down, floats to the bit, dicts and sets in the same order, and no
+    list, dict or set found twice (the copy would not share it)."""
+    try:
+        wire = codec.encode(value)
+        again = codec.decode(json.loads(json.dumps(wire)))
+    except (codec.CodecError, RecursionError):
+        return None
+    return wire if identical(value, again) else None
+
+
+def passes(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[Example]) -> bool:
+    """Whether the test body passes every example, each run as hypothesis runs one: the global
+    ``random``, and every other generator that hypothesis manages, seeded with 0 as it starts.
+    Hypothesis saves their states before each example and restores them after; here that is
+    done once around them all, which looks the same from inside an example and costs less.
+    Anything else, a value returned included (an error under hypothesis), is not passing: a
+    :class:`~autograder.errors.SandboxFailure` and pytest's outcomes derive from
+    ``BaseException``, so only an interrupt goes through."""
+    with internals.seeded_randoms():
+        for example in examples:
+            internals.reseed_randoms()
+            replayed = [value for value in example.values() if isinstance(value, Replayed)]
+            try:
+                if inner(**fixtures, **example) is not None:
+                    return False
+                ended = False
+            except Stopped:
+                ended = True
+            except KeyboardInterrupt:
+                raise
+            except BaseException:
+                return False
+            if not all(value.done for value in replayed) or ended != any(value.ended for value in replayed):
+                return False
+    return True

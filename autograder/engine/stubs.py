@@ -1,0 +1,148 @@
+"""Untouched stubs, found by reading a submission's source (it is never run here).
+
+A function is a *sure stub* when calling it can only raise ``NotImplementedError``: it is
+defined once, at the module's top level, by a plain ``def`` (no decorator) whose body is a
+docstring at most and then ``raise NotImplementedError`` (with a constant message or none);
+nothing else in the module binds its name or ``NotImplementedError``, or assigns an attribute
+of that name (``module.f = ...`` through an import of itself); and no code can rebind it
+unseen: the module uses none of the ways to do that (``globals``, ``setattr``, ``exec``,
+``__dict__``, ``sys.modules``, a star import, assigning any ``__dunder__`` attribute such as
+``f.__code__``, ...), imports nothing but the standard library, and its package's
+``__init__.py`` (which runs first) holds a docstring at most. A class is a sure stub on the
+same terms when creating one can only raise ``NotImplementedError``: it has no base,
+metaclass or decorator, and its body holds a docstring and ``def`` statements only, with one
+undecorated ``__init__`` that is such a stub and no ``__new__``. :func:`sure_stubs` returns
+their signatures (a class's without ``self``), so that a call whose arguments bind can be
+answered "not implemented yet" without a worker (:class:`~autograder.engine.session.FreshAnswers`), exactly
+as a worker would answer it.
+
+    >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))
+    ['f']
+    >>> sure_stubs('def f(x):\\n    raise NotImplementedError\\nf = print\\n')
+    {}
+    >>> sure_stubs('class Tok:\\n    def __init__(self, size):\\n        raise NotImplementedError\\n')
+    {'Tok': <Signature (size)>}
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from collections import Counter
+
+# names through which code can rebind a module's functions, or change one's code, without an
+# assignment we can see (``getattr`` with a name built at run time; ``get_ipython``: a notebook's
+# ``%%time`` cell runs its body, definitions included, from a string)
+DYNAMIC = frozenset({"globals", "locals", "vars", "setattr", "delattr", "exec", "eval", "compile", "__import__",
+                     "__dict__", "__builtins__", "builtins", "modules", "importlib", "__setattr__", "__getattr__",
+                     "__globals__", "__code__", "__closure__", "__set__", "__delete__", "f_globals", "f_locals",
+                     "_getframe", "currentframe", "get_referrers", "ctypes", "getattr", "get_ipython"})
+
+
+def sure_stubs(source: str, package_init: str = "") -> dict[str, inspect.Signature]:
+    """The sure stubs of a module's source, by name, with their signatures (``package_init``:
+    the source of its package's ``__init__.py``)."""
+    try:
+        tree, init = ast.parse(source), ast.parse(package_init)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    nodes = list(ast.walk(tree))
+    used = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.attr for n in nodes if isinstance(n, ast.Attribute)}
+    assigned = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
+    if used & DYNAMIC or any(name.startswith("__") for name in assigned) or not _only_stdlib(nodes) \
+            or init.body[1 if init.body and _is_docstring(init.body[0]) else 0:]:
+        return {}
+    bound = Counter(name for node in nodes for name in _binds(node))
+    if bound["NotImplementedError"]:
+        return {}
+    stubs = {node.name: _signature(node.args) for node in tree.body
+             if isinstance(node, ast.FunctionDef) and not node.decorator_list and _only_raises(node)}
+    stubs |= {node.name: signature for node in tree.body
+              if isinstance(node, ast.ClassDef) and (signature := _construction_stub(node)) is not None}
+    return {name: signature for name, signature in stubs.items() if bound[name] == 1 and name not in assigned}
+
+
+def _only_stdlib(nodes: list[ast.AST]) -> bool:
+    """Every import is of the standard library (a star import counts as not: it binds unseen names)."""
+    for node in nodes:
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] not in sys.stdlib_module_names
+                                                for a in node.names):
+            return False
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0]
+                                                 not in sys.stdlib_module_names or
+                                                 any(a.name == "*" for a in node.names)):
+            return False
+    return True
+
+
+def _construction_stub(node: ast.ClassDef) -> inspect.Signature | None:
+    """The signature of creating an instance of the class, if that can only raise (see the module's docstring)."""
+    if node.bases or node.keywords or node.decorator_list:
+        return None
+    body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+    methods = [statement for statement in body if isinstance(statement, ast.FunctionDef)]
+    inits = [method for method in methods if method.name == "__init__"]
+    if len(methods) < len(body) or any(method.name == "__new__" for method in methods) or len(inits) != 1 \
+            or inits[0].decorator_list or not _only_raises(inits[0]):
+        return None
+    signature = _signature(inits[0].args)
+    parameters = list(signature.parameters.values())
+    if not parameters or parameters[0].kind not in (inspect.Parameter.POSITIONAL_ONLY,
+                                                    inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        return None
+    return signature.replace(parameters=parameters[1:])
+
+
+def _binds(node: ast.AST) -> list[str]:
+    """The names a node binds, wherever it is (a local binding counts too: we stay on the safe side)."""
+    match node:
+        case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.ClassDef():
+            names = [node.name]
+        case ast.Name(ctx=ast.Store() | ast.Del()):
+            names = [node.id]
+        case ast.Import() | ast.ImportFrom():
+            names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        case ast.Global() | ast.Nonlocal():
+            names = list(node.names)
+        case ast.ExceptHandler(name=str(name)) | ast.MatchAs(name=str(name)) | ast.MatchStar(name=str(name)) \
+                | ast.MatchMapping(rest=str(name)) if name:
+            names = [name]
+        case _:
+            names = []
+    return names
+
+
+def _only_raises(node: ast.FunctionDef) -> bool:
+    """The body is a docstring at most, then ``raise NotImplementedError`` or ``raise NotImplementedError("...")``."""
+    body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].cause is not None:
+        return False
+    raised = body[0].exc
+    if isinstance(raised, ast.Call):
+        constant = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in raised.args)
+        if raised.keywords or len(raised.args) > 1 or not constant:
+            return False
+        raised = raised.func
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _signature(arguments: ast.arguments) -> inspect.Signature:
+    """A signature with the parameters' names and kinds, and placeholder defaults (for binding only)."""
+    kind = inspect.Parameter
+    positional = ([(a, kind.POSITIONAL_ONLY) for a in arguments.posonlyargs]
+                  + [(a, kind.POSITIONAL_OR_KEYWORD) for a in arguments.args])
+    first_default = len(positional) - len(arguments.defaults)
+    parameters = [kind(a.arg, k, default=None if i >= first_default else kind.empty)
+                  for i, (a, k) in enumerate(positional)]
+    if arguments.vararg:
+        parameters.append(kind(arguments.vararg.arg, kind.VAR_POSITIONAL))
+    parameters += [kind(a.arg, kind.KEYWORD_ONLY, default=kind.empty if d is None else None)
+                   for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)]
+    if arguments.kwarg:
+        parameters.append(kind(arguments.kwarg.arg, kind.VAR_KEYWORD))
+    return inspect.Signature(parameters)

@@ -1,0 +1,159 @@
+"""The grader's end of one worker's pipes: the worker's hello, then one request and its answer at a time.
+
+Frames are a length and a body (:mod:`autograder.isolation.inside.frames`, the worker's side).
+Every write and read has a deadline; a worker that answers late, closes its pipe or sends an
+answer larger than its limit ends the call with a :class:`~autograder.errors.SandboxFailure`
+saying so, and is closed. What started the worker, and what ends it, is its owner's: a fresh
+process (:class:`~autograder.isolation.process.Worker`) or a zygote's child
+(:class:`~autograder.isolation.zygote.Child`), each of which talks over a channel of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+from typing import IO, Protocol
+
+from ..errors import SandboxFailure
+from ..i18n import _
+from .inside.frames import HEADER
+from .limits import WorkerLimits
+from .reaping import Strays
+
+
+class Owner(Protocol):
+    """What a channel asks of the worker it talks to."""
+
+    killed: set[int]  # processes killed, to be collected when the worker closes
+
+    def close(self) -> None: ...
+
+    def exit_code(self) -> int | None:
+        """How the worker ended (a negative signal number, or its exit status), closing it."""
+
+    def greeted(self) -> None:
+        """The worker said hello: it could confine itself."""
+
+
+class Channel:
+    """Requests to one worker and its answers, framed, each within a time limit."""
+
+    def __init__(self, to_worker: IO[bytes], from_worker: IO[bytes], limits: WorkerLimits, strays: Strays,
+                 owner: Owner):
+        self.to_worker, self.from_worker = to_worker, from_worker
+        self.limits, self.strays, self.owner = limits, strays, owner
+        os.set_blocking(to_worker.fileno(), False)
+        self.reading, self.writing = select.poll(), select.poll()
+        self.reading.register(from_worker, select.POLLIN)
+        self.writing.register(to_worker, select.POLLOUT)
+        self.unread = bytearray()  # read from the worker, not asked for yet (mostly: an answer behind its header)
+        self.ready = False
+
+    def request(self, payload: bytes, timeout: float) -> bytes:
+        """Send one frame and wait at most ``timeout`` seconds, writing included, for the answer
+        frame; then kill what the call started (:class:`~autograder.isolation.reaping.Strays`)."""
+        deadline = time.monotonic() + timeout
+        try:
+            if not self.ready:
+                self._hello(deadline)
+            self._write(HEADER.pack(len(payload)) + payload, deadline)
+            (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
+            if size > self.limits.message_mb << 20:
+                self.owner.close()
+                raise SandboxFailure("protocol",
+                                     _("the answer was larger than {size} MB").format(size=self.limits.message_mb))
+            answer = self._read(size, deadline)
+            self.owner.killed |= self.strays.kill()
+            return answer
+        except TimeoutError:
+            raise self._timed_out(timeout) from None
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait at most ``timeout`` seconds for the worker's hello (:meth:`_hello`)."""
+        try:
+            if not self.ready:
+                self._hello(time.monotonic() + timeout)
+        except TimeoutError:
+            raise self._timed_out(timeout) from None
+
+    def close(self) -> None:
+        for stream in (self.to_worker, self.from_worker):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def _timed_out(self, timeout: float) -> SandboxFailure:
+        self.owner.close()
+        why = _("the time limit") if timeout >= self.limits.call_seconds else _("what was left of the time budget")
+        return SandboxFailure("timeout", _("took longer than {seconds:.3g} s ({why})").format(seconds=timeout, why=why))
+
+    def _hello(self, deadline: float) -> None:
+        """The worker's first frame says whether it could confine itself."""
+        (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
+        hello = json.loads(self._read(min(size, 4096), deadline))
+        if not isinstance(hello, dict) or "ready" not in hello:
+            self.owner.close()
+            raise SandboxFailure("sandbox", f"the worker could not confine itself: {str(hello.get('broken'))[:500]}")
+        self.ready = True
+        self.strays.at_hello()
+        self.owner.greeted()
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        """Write ``data`` to the worker's pipe by ``deadline``, waiting only when the pipe is full."""
+        view = memoryview(data)
+        while view:
+            if deadline <= time.monotonic():
+                raise TimeoutError
+            try:
+                view = view[os.write(self.to_worker.fileno(), view):]
+            except BlockingIOError:
+                _wait(self.writing, deadline)
+            except OSError:
+                raise self._death() from None
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        """The worker's next ``size`` bytes, by ``deadline``. A read takes what the pipe holds, up to
+        1 MB, so one read mostly brings a frame's header and its body together."""
+        while len(self.unread) < size:
+            _wait(self.reading, deadline)
+            chunk = os.read(self.from_worker.fileno(), min(max(size - len(self.unread), 1 << 16), 1 << 20))
+            if not chunk:
+                raise self._death()
+            self.unread += chunk
+        data = bytes(self.unread[:size])
+        del self.unread[:size]
+        return data
+
+    def _death(self) -> SandboxFailure:
+        """What the worker's end of the pipe closing says: how it ended."""
+        code = self.owner.exit_code()
+        if code is None or code == 0:
+            how = _("the worker process stopped answering (os._exit or a closed pipe?)")
+        elif code < 0 or code > 128:
+            how = _killed(-code if code < 0 else code - 128)
+        else:
+            how = _("the worker process exited with status {code} (sys.exit or os._exit?)").format(code=code)
+        if not self.ready:
+            return SandboxFailure("sandbox", f"the worker did not start ({how})")
+        return SandboxFailure("crash", how)
+
+
+def _killed(number: int) -> str:
+    """How a worker killed by signal ``number`` ended: the signal's name, with what it mostly means."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = str(number)
+    hint = {"SIGKILL": _(" (memory or CPU limit?)"), "SIGXCPU": _(" (CPU time limit)"), "SIGSEGV": _(" (crash)")}
+    return _("the worker process was killed by {signal}").format(signal=name) + hint.get(name, "")
+
+
+def _wait(pipe: select.poll, deadline: float) -> None:
+    """Wait until ``pipe`` (one registered end) is ready, or raise TimeoutError at ``deadline``."""
+    left = deadline - time.monotonic()
+    if left <= 0 or not pipe.poll(left * 1000):
+        raise TimeoutError

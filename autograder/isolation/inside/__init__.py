@@ -1,0 +1,47 @@
+"""What is copied into every worker: standard library only, never importing the autograder package.
+
+A worker's Python starts with this folder's copy first on ``sys.path`` and imports :data:`FILES`
+as top-level modules (``worker``, or ``zygote_loop`` for a zygote; they import ``codec``,
+``landlock``, ``frames`` and ``cpython``); the grader imports the same files as this package's
+modules (``codec`` to talk to workers, ``landlock`` to probe the kernel, ``frames`` for the
+header). So a file here imports only the standard library and its siblings, and imports what
+only some workers need where they need it: every worker's start pays for every import.
+"""
+
+import functools
+import os
+import py_compile
+import sys
+import tempfile
+from pathlib import Path
+
+FILES = ("worker.py", "zygote_loop.py", "codec.py", "cpython.py", "frames.py", "landlock.py")
+FOLDER = Path(__file__).resolve().parent
+
+
+@functools.cache
+def compiled_files() -> dict[str, bytes]:
+    """The worker's files, each with its compiled code (a ``__pycache__`` file checked against
+    the source's hash), by path: made once per grader process and written into every worker's
+    folder, so that no worker compiles them. A worker imports its entry module rather than
+    running it as a script, whose code Python would compile anew."""
+    files = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in FILES:
+            source, stem = FOLDER / name, Path(name).stem
+            files[name] = source.read_bytes()
+            if sys.implementation.cache_tag is None:  # a Python that keeps no compiled code
+                continue
+            # named here, not by importlib (PYTHONPYCACHEPREFIX would move it); dfile: no grader path inside
+            compiled = f"__pycache__/{stem}.{sys.implementation.cache_tag}.pyc"
+            py_compile.compile(str(source), os.path.join(folder, compiled), dfile=name, doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            files[compiled] = Path(folder, compiled).read_bytes()
+    return files
+
+
+def write_files(folder: Path) -> None:
+    """The worker's files and their compiled code, in ``folder`` (made here)."""
+    for name, data in compiled_files().items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)

@@ -1,0 +1,1 @@
+"""Reports for people: the console's tables and the instructor's class report."""

@@ -1,0 +1,128 @@
+"""What the console shows: the student's self-check table, and the instructor's table of a batch.
+
+Both read :class:`~autograder.results.Grade` objects; the properties that one cause stopped (a
+function not written yet) take one line, as in ``feedback.md``
+(:func:`autograder.engine.report.entries`).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..config import Course, Exercise
+from ..engine.report import cause, entries, is_locked, shown_name
+from ..i18n import _, in_course_language, ngettext
+from ..results import Grade, PropertyResult
+
+
+@in_course_language
+def print_check(console: Console, course: Course, grade: Grade) -> None:
+    """The self-check screen: a table with a row per exercise checked, what its numbers mean in
+    words, then each failure's feedback. The exercises in progress (some of it passes, some
+    not) come first; the properties that one cause stopped (a function not written yet) take
+    one line, not one entry each."""
+    grade = grade.capped(course.limits)
+    locked = any(map(is_locked, grade.results))
+    checked = [(e, [r for r in grade.results if r.exercise == e.module]) for e in course.exercises]
+    checked = sorted([(e, results) for e, results in checked if results], key=lambda item: _progress(item[1]))
+    table = Table(title=_("{title}: self-check").format(title=course.title))
+    table.add_column(_("exercise"), no_wrap=True)
+    for column in (_("points"), _("public properties"), *([_("locked cases")] if locked else []), _("still failing")):
+        table.add_column(column)
+    for exercise, results in checked:
+        properties = [r for r in results if not is_locked(r)]
+        cases = [r for r in results if is_locked(r)]
+        failing = [r for r in results if not r.passed]
+        style = "green" if not failing else ("red" if len(failing) == len(results) else "yellow")
+        cells = [exercise.module, exercise.points_text,
+                 f"[{style}]" + _("{score:g} of {points:g} points").format(
+                     score=sum(r.score for r in properties), points=sum(r.points for r in properties)) + "[/]"]
+        if locked:
+            cells.append(_("{passed} of {total} pass").format(passed=sum(r.passed for r in cases), total=len(cases))
+                         if cases else _("none"))
+        cells.append(_failing(failing) if failing else "[green]" + _("nothing") + "[/]")
+        table.add_row(*cells)
+    console.print(table)
+    console.print(_how_to_read(course, checked, locked), highlight=False)
+    for exercise, results in checked:
+        failures = entries(r for r in results if not r.passed)
+        if failures:
+            console.rule(f"[red]{exercise.module}")
+        for group in failures:
+            first = group[0]
+            if first.blocked and "\n" not in cause(first):
+                console.print(f"{cause(first)}: {', '.join(map(shown_name, group))}", markup=False, highlight=False)
+                continue
+            console.print(f"\n[bold red]✗ {escape(shown_name(first))}[/]", highlight=False)
+            console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False)
+    working = [e.module for e, results in checked if not all(r.passed for r in results)]
+    if len(checked) > 1 and working:
+        console.print("\n" + _("Working on one exercise? {command} checks it alone.").format(
+            command=f"[bold]python -m autograder check --exercise {working[0]}[/]"), highlight=False)
+    if grade.notes_text:
+        console.print()
+        console.print(grade.notes_text, markup=False, highlight=False)
+
+
+def _progress(results: list[PropertyResult]) -> int:
+    """0 for an exercise in progress (some of it passes, some not), 1 for one of which nothing
+    passes, 2 for one of which everything does: the one a student is working on, first."""
+    passed = sum(r.passed for r in results)
+    return 0 if 0 < passed < len(results) else (1 if passed == 0 else 2)
+
+
+def _failing(failing: list[PropertyResult]) -> str:
+    """What still fails on an exercise, counted: ``3 properties, 1 locked case``."""
+    properties = sum(not is_locked(r) for r in failing)
+    cases = len(failing) - properties
+    counted = [ngettext("{count} property", "{count} properties", properties).format(count=properties)
+               if properties else "",
+               ngettext("{count} locked case", "{count} locked cases", cases).format(count=cases) if cases else ""]
+    return _(", ").join(said for said in counted if said)
+
+
+def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResult]]], locked: bool) -> str:
+    """The table's numbers in words, said once under it."""
+    words = [_("Public properties: the properties this check runs, and the points they give out of what they are "
+               "worth.")]
+    if any(sum(r.points for r in results if not is_locked(r)) < e.points for e, results in checked):
+        words.append(_("Official grading also runs hidden properties, which make up the rest of an exercise's "
+                       "points (the points column): full public points do not mean full marks."))
+    if locked:
+        words.append(_("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
+                       "hash, so you learn pass or fail but never the answer; they give no points here, and "
+                       "official grading checks the same answers."))
+    if any(e.bonus for e, results in checked):
+        words.append(_("Full marks are {total}: a bonus exercise's points come on top.").format(
+            total=course.max_score_text))
+    words.append(_("An exercise is ready when nothing on its row still fails."))
+    return " ".join(words)
+
+
+def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade | None, str]]) -> None:
+    """The batch summary: one row per submission, one column per exercise graded (``–`` where a
+    submission's grading left it out). Headers break before "bonus" and notes wrap rather than being
+    cut, so that an 80-column terminal shows them whole."""
+    graded = {module for _, grade, _ in rows if grade is not None for module in grade.by_exercise(course)}
+    exercises = [e for e in course.exercises if e.module in graded] or list(course.exercises)
+    modules = [e.module for e in exercises]
+    table = Table(title=f"{course.title}: grades")
+    table.add_column("submission", no_wrap=True)
+    labels = [module.split("_")[0] for module in modules]
+    if len(set(labels)) < len(labels):
+        labels = modules
+    for label, exercise in zip(labels, exercises, strict=True):
+        table.add_column(f"{label}\n/{exercise.points}" + ("\nbonus" if exercise.bonus else ""), justify="right")
+    total = course.full_marks_text(modules).replace(" + ", "\n+").replace(" bonus", "\nbonus")
+    table.add_column(f"total\n/{total}", justify="right")
+    table.add_column("note", overflow="fold", min_width=12)
+    for name, grade, note in rows:
+        if grade is None:
+            table.add_row(name, *[""] * len(exercises), "", f"[red]{escape(note)}")
+            continue
+        scores = grade.by_exercise(course)
+        table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules), f"{grade.score:g}",
+                      escape(note))
+    console.print(table)
