@@ -189,6 +189,10 @@ def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_ri
     assert page.count("<blockquote>") == page.count("</blockquote>") >= 3
     assert clean(page) == page.replace("&quot;", "\"")  # what the page's sanitizer keeps: all of it
     assert clean('<p dir="rtl" onclick="x()">a</p><script>alert(1)</script>') == '<p dir="rtl">a</p>'
+    assert clean('<img src="https://tracker.example/p.png" alt="a"><img src="data:image/png;base64,AA==">') == (
+        '<img alt="a"><img src="data:image/png;base64,AA==">')  # nothing fetched from elsewhere
+    assert clean('<a href="data:text/html,x">a</a><a href="https://example.org">b</a>') == (
+        '<a rel="noopener noreferrer">a</a><a href="https://example.org" rel="noopener noreferrer">b</a>')
 
 
 def test_the_check_cell_fails_in_the_course_s_language(tmp_path):

@@ -203,8 +203,19 @@ def _line_html(line: str) -> str:
 def clean(page: str) -> str:
     """HTML as a page may show it: nh3's safe tags and attributes, and ``dir`` on any tag, so that
     right-to-left text keeps its direction and the code in it its own. It is the page's
-    ``clean_html`` filter too (nbgrader_config.py), in place of nbconvert's, which drops ``dir``."""
-    return nh3.clean(page, attributes={**nh3.ALLOWED_ATTRIBUTES, "*": {"dir"}})
+    ``clean_html`` filter too (nbgrader_config.py), in place of nbconvert's, which drops ``dir``.
+    An image keeps only a ``data:`` source: one fetched from elsewhere would tell its server that,
+    and when, the instructor read the student's page."""
+    return nh3.clean(page, attributes={**nh3.ALLOWED_ATTRIBUTES, "*": {"dir"}},
+                     url_schemes={*nh3.ALLOWED_URL_SCHEMES, "data"}, attribute_filter=_embedded_images_only)
+
+
+def _embedded_images_only(tag: str, attribute: str, value: str) -> str | None:
+    """A source only as an embedded image; a ``data:`` URL nowhere else."""
+    embedded = value.startswith("data:image/")
+    if attribute in ("src", "srcset"):
+        return value if embedded else None
+    return None if value.startswith("data:") else value
 
 
 class SeparateCopies(NbGraderPreprocessor):
