@@ -12,7 +12,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup lock lint run test test-unit test-fast docs mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
+.PHONY: setup lock lint run test test-unit test-fast docs messages messages-extract messages-update messages-compile mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
 
 setup: $(VENV)/.installed sandbox-tools report-tools fetch
 
@@ -90,6 +90,26 @@ test-unit: $(VENV)/.installed
 
 test-fast: $(VENV)/.installed
 	$(BIN)/python -m pytest -m "not (slow or data or root or browser)"
+
+# The engine's message catalogs (autograder/i18n.py; Babel is in the dev extra). messages-extract
+# writes autograder.pot from the source's marked texts (no line numbers, so that moving code does
+# not change it); messages-update merges it into each language's .po, where the new texts wait for
+# a translator; messages-compile writes the .mo files grading reads, which are committed (the
+# student release and the Gradescope image ship them without Babel). tests/test_catalogs.py checks
+# all three are done. LOCALES names the languages (make messages-update LOCALES="fa de" starts a de).
+LOCALE_DIR := autograder/locale
+LOCALES ?= fa
+messages: messages-extract messages-update messages-compile
+
+messages-extract: $(VENV)/.installed
+	$(BIN)/pybabel extract --no-location --sort-output --omit-header --width 100 -o $(LOCALE_DIR)/autograder.pot autograder
+
+messages-update: $(VENV)/.installed
+	for locale in $(LOCALES); do $(BIN)/pybabel update --width 100 --ignore-obsolete --ignore-pot-creation-date \
+	  --init-missing -i $(LOCALE_DIR)/autograder.pot -d $(LOCALE_DIR) -D autograder -l $$locale || exit 1; done
+
+messages-compile: $(VENV)/.installed
+	$(BIN)/pybabel compile --statistics -d $(LOCALE_DIR) -D autograder
 
 # The documentation site (mkdocs.yml, docs/), built with warnings as errors into site/.
 # NO_MKDOCS_2_WARNING quiets the theme's notice about its successor, which is no build problem.

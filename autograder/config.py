@@ -27,6 +27,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from .i18n import _
+
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 Language = Literal["en", "fa"]  # what a course can be delivered in: English (the source) and Persian
 LANGUAGES: tuple[Language, ...] = ("en", "fa")
@@ -56,7 +58,7 @@ class Exercise(_Strict):
     @property
     def points_text(self) -> str:
         """The exercise's maximum as reports show it: ``20``, or ``10 bonus``."""
-        return f"{self.points} bonus" if self.bonus else str(self.points)
+        return _("{points} bonus").format(points=self.points) if self.bonus else str(self.points)
 
 
 class Limits(_Strict):
@@ -240,7 +242,9 @@ class Course(_Strict):
         regular, bonus = self.full_marks(modules), self.bonus_marks(modules)
         if not bonus:
             return str(regular)
-        return f"{regular} + {bonus} bonus" if regular else f"{bonus} bonus"
+        if not regular:
+            return _("{points} bonus").format(points=bonus)
+        return _("{regular} + {bonus} bonus").format(regular=regular, bonus=bonus)
 
 
 def load_course(path: str | Path = "course.yaml") -> Course:

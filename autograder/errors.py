@@ -12,6 +12,8 @@ a hang. The message names the call that failed and its arguments.
 
 from __future__ import annotations
 
+from .i18n import _
+
 
 class StudentError(Exception):
     """The student's code raised ``type_name`` during ``call``."""
@@ -22,7 +24,8 @@ class StudentError(Exception):
         self.mro = [str(name) for name in info.get("mro", [])]
         self.message = str(info.get("message", ""))
         self.traceback = str(info.get("traceback", ""))
-        super().__init__(f"{call} raised {self.type_name}: {self.message}")
+        super().__init__(_("{call} raised {error}: {message}").format(call=call, error=self.type_name,
+                                                                       message=self.message))
 
     def is_a(self, *names: str) -> bool:
         """Whether the student's exception is, or derives from, a class with one of ``names``."""

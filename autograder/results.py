@@ -19,6 +19,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from .config import Course, Limits
+from .i18n import N_, _, every_language
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class PropertyResult:
     @property
     def unwritten(self) -> bool:
         """Whether it failed on a function the student has not written yet (still the stub)."""
-        return not self.passed and self.reason.endswith(NOT_WRITTEN)
+        return not self.passed and self.reason.endswith(tuple(every_language(NOT_WRITTEN)))
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ class Grade:
 
 
 HIDDEN_REASON = " — "  # a hidden property's feedback: "description — reason."
-NOT_WRITTEN = "not implemented yet"  # the reason of a call into a function still the stub (autograder.engine.session)
+LOCKED_PREFIX = "locked case: "  # how a locked case's name begins (check_locked), in every language
+NOT_WRITTEN = N_("not implemented yet")  # the reason of a call into a function still the stub (engine.session)
 
 
 def split_feedback(output: str) -> tuple[str, str]:
@@ -176,4 +178,4 @@ def clip(text: str, limit: int) -> str:
     long its messages are, and a report must stay readable (and small) whatever it does."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… [feedback cut at {limit} characters]"
+    return text[:limit] + _("… [feedback cut at {limit} characters]").format(limit=limit)

@@ -22,6 +22,7 @@ from typing import Any
 
 from .equality import same
 from .errors import StudentError
+from .i18n import N_, _
 
 _shown = reprlib.Repr()
 _shown.maxstring = 120
@@ -39,13 +40,17 @@ def expect_equal(got: Any, expected: Any, what: str) -> None:
     """Fail with ``what: expected ..., got ...`` unless the values are equal, types included
     (:func:`autograder.equality.same`)."""
     if not same(got, expected):
-        raise AssertionError(f"{what}: expected {show(expected)}, got {show(got)}")
+        raise AssertionError(_(EXPECTED).format(what=what, expected=show(expected), got=show(got)))
+
+
+EXPECTED = N_("{what}: expected {expected}, got {got}")  # the headline of a wrong answer, which the class report reads
 
 
 def expect_close(got: Any, expected: float, what: str, rel: float = 1e-9) -> None:
     """Like :func:`expect_equal` for a float, within a relative tolerance."""
     if type(got) not in (int, float) or not math.isclose(got, expected, rel_tol=rel, abs_tol=1e-12):
-        raise AssertionError(f"{what}: expected {expected!r} (within {rel:g}), got {show(got)}")
+        raise AssertionError(_("{what}: expected {expected} (within {tolerance:g}), got {got}")
+                             .format(what=what, expected=repr(expected), tolerance=rel, got=show(got)))
 
 
 def expect(condition: bool, message: str) -> None:
@@ -64,15 +69,23 @@ def expect_error(call: Callable[[], Any], names: tuple[str, ...], what: str, nam
     try:
         result = call()
     except StudentError as error:
-        expect(error.is_a(*names), f"{what}: expected {' or '.join(names)}, got {error.type_name}: {error.message}")
+        expect(error.is_a(*names), _("{what}: expected {expected}, got {error}: {message}")
+               .format(what=what, expected=_either(names), error=error.type_name, message=error.message))
         others = _other_builtin_errors(error.mro, names)
-        expect(not others, f"{what}: expected {' or '.join(names)}, got {error.type_name}, which is also "
-                           f"{', '.join(others)}: raise the one error the rules name")
+        expect(not others, _("{what}: expected {expected}, got {error}, which is also {others}: raise the one "
+                             "error the rules name").format(what=what, expected=_either(names),
+                                                            error=error.type_name, others=", ".join(others)))
         for name in naming:
-            expect(name in error.message,
-                   f"{what}: the {error.type_name}'s message should name {name!r}: {error.message!r}")
+            expect(name in error.message, _("{what}: the {error}'s message should name {name}: {message}")
+                   .format(what=what, error=error.type_name, name=repr(name), message=repr(error.message)))
         return
-    raise AssertionError(f"{what}: expected {' or '.join(names)}, but it returned {show(result)}")
+    raise AssertionError(_("{what}: expected {expected}, but it returned {result}")
+                         .format(what=what, expected=_either(names), result=show(result)))
+
+
+def _either(names: tuple[str, ...]) -> str:
+    """Exception class names as a failure says it expected them: ``ValueError or TypeError``."""
+    return _(" or ").join(names)
 
 
 def _other_builtin_errors(mro: list[str], names: tuple[str, ...]) -> list[str]:

@@ -4,8 +4,8 @@ The layers, lowest first: ``isolation`` (start, confine and talk to a worker; it
 copied into every worker), ``engine`` (one submission in one grader process), ``batch`` (many
 submissions), then ``reports``, ``authoring`` and ``delivery`` side by side, then the command line
 (``cli`` and ``commands``). Every layer may use the shared modules (``config``, ``errors``,
-``results``, ``suite``, ``equality``, ``internals`` and the package's ``__version__``), which
-use nothing else. Read from the source (nothing is imported), so a circle hidden in a function
+``results``, ``suite``, ``equality``, ``internals``, ``i18n``, ``bidi`` and the package's
+``__version__``), which use nothing else. Read from the source (nothing is imported), so a circle hidden in a function
 shows too.
 """
 
@@ -23,12 +23,12 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "autograder"
 INSIDE = PACKAGE / "isolation" / "inside"
 SHARED = {"autograder", "autograder.config", "autograder.errors", "autograder.results", "autograder.suite",
-          "autograder.equality", "autograder.internals"}
+          "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi"}
 LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.batch",),
           ("autograder.reports", "autograder.authoring", "autograder.delivery"),
           ("autograder.cli", "autograder.commands", "autograder.__main__")]
 PRIVATE_HOMES = {"autograder.internals": "hypothesis", "autograder.isolation.inside.cpython": "CPython"}
-DOCUMENTED = {("os", "_exit")}  # public names that start with an underscore
+DOCUMENTED = {("os", "_exit"), ("autograder.i18n", "_")}  # public names that start with an underscore (gettext's _)
 
 
 @dataclass
@@ -78,7 +78,8 @@ def _imported_from(module: Module, node: ast.ImportFrom, in_function: bool, know
             bound[alias.asname or alias.name] = f"{base}.{alias.name}"
             continue
         _found(module, base, node.lineno, in_function, known)
-        if alias.name.startswith("_") and not alias.name.startswith("__") and base != module.name:
+        if alias.name.startswith("_") and not alias.name.startswith("__") and base != module.name \
+                and (base, alias.name) not in DOCUMENTED:
             module.privates.append(f"{node.lineno}: from {base} import {alias.name}")
     return bound
 

@@ -414,6 +414,16 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def screenshot(url: str, shot: Path, profile: Path, size: str = "1300,2400") -> subprocess.CompletedProcess:
+    """Headless Chromium's screenshot of ``url`` into ``shot``, with its console on stderr."""
+    browser = chromium()
+    assert browser is not None
+    return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--hide-scrollbars", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                           "--virtual-time-budget=5000", f"--screenshot={shot}", f"--window-size={size}", url],
+                          capture_output=True, text=True, timeout=180)
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
@@ -475,6 +485,49 @@ def test_the_property_table_fits_a_1400_pixel_window(tmp_path):
     build_report(load_course(COURSE), folder, out)
     found = measured(out, tmp_path, 1400)
     assert found["page"] <= 1400 and found["table"] <= 1400, found
+
+
+# --------------------------------------------------------------------------- a Persian course
+
+
+def persian_report(tmp_path: Path) -> tuple[str, Path]:
+    """The class report of a Persian course whose students' feedback is Persian, one of them
+    with a Persian name: the page and its file."""
+    from tests.test_persian_feedback import PERSIAN, grade_in
+
+    folder = write_batch(tmp_path / "grades", {"سارا": grade_in("fa"), "ali": grade_in("fa")})
+    out = tmp_path / "report.html"
+    build_report(PERSIAN, folder, out)
+    return out.read_text(encoding="utf-8"), out
+
+
+def test_a_persian_course_s_report_reads_persian_feedback_and_isolates_its_texts(tmp_path):
+    """The report is the instructor's and its prose English; what comes from the Persian course
+    and its students (titles, names, feedback) keeps its own direction, with code left to right,
+    and the reference's answer is read from Persian feedback as from English."""
+    from tests.test_persian_feedback import PERSIAN
+
+    page, _ = persian_report(tmp_path)
+    assert f"<h1><bdi>{PERSIAN.title}</bdi>: class report</h1>" in page
+    assert f"<td dir=auto>{PERSIAN.exercises[0].title}</td>" in page
+    assert "<td><bdi>سارا</bdi></td>" in page
+    merge = page.split(f'id="ex-{EX}-test_merge"')[1].split('<div class="example"')[0]
+    assert '<td class="expected"><code>[1, 2, 1]</code>' in merge
+    assert "<code>merge([1, 2, 1, 2], (1, 2), 5)</code>" in merge
+    raised = page.split(f'id="ex-{EX}-test_raise"')[1].split('<div class="example"')[0]
+    assert ('<li>2 × <bdi dir="rtl"><code dir="ltr">ex1_merge_tracing.merge([1, 2], (1, 2), 3)</code> خطای '
+            '<code dir="ltr">ValueError</code> داد: <code dir="ltr">bad id</code></bdi></li>') in raised
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
+def test_a_persian_course_s_report_renders_in_headless_chromium(tmp_path):
+    """outputs/persian/class-report.png is this screenshot."""
+    _, out = persian_report(tmp_path)
+    shot = tmp_path / "class-report.png"
+    done = screenshot(out.resolve().as_uri(), shot, tmp_path / "profile", "1300,3400")
+    assert done.returncode == 0 and shot.stat().st_size > 50_000, done.stderr[-2000:]
+    assert not [line for line in done.stderr.splitlines() if "CONSOLE" in line or "Refused" in line]
 
 
 if __name__ == "__main__":

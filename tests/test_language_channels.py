@@ -4,8 +4,11 @@ had languages; the Persian one ships the package, the titles, the README and the
 Persian, code left to right; and the reference grades the same in both, test by test."""
 
 import csv
+import html
 import json
+import re
 import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -15,12 +18,16 @@ import yaml
 
 from autograder.authoring.locked.run import check_locked
 from autograder.batch.staging import stage
+from autograder.bidi import has_prose
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
 from autograder.delivery.nbgrader_course import build_nbgrader_course
 from autograder.delivery.translation import module_source, title
+from autograder.engine.report import write_reports
 from autograder.engine.run import Scope, grade_staged, name_cells
+from autograder.results import split_feedback
 from tests.conftest import ROOT, autograder, leaks
+from tests.test_class_report import chromium, screenshot
 
 pytestmark = pytest.mark.slow
 
@@ -111,16 +118,63 @@ def test_the_reference_checks_the_same_in_both_releases(releases, tmp_path):
     assert len(found["en"]) > 30 and all(passed for *_, passed in found["en"])
 
 
+def graded(results: dict) -> list[dict]:
+    """A ``results.json``'s ``tests`` without the texts students read, which are in their language."""
+    return [{key: value for key, value in test.items() if key != "output"} for test in results["tests"]]
+
+
 def test_the_reference_and_the_persian_stubs_grade_the_same_in_both_languages(releases, tmp_path):
-    """Official grading (Gradescope's bundle, replayed): the ``tests`` arrays byte for byte."""
+    """Official grading (Gradescope's bundle, replayed): the ``tests`` arrays byte for byte but for
+    the texts, which Gradescope shows in the course's language."""
     english = replay(COURSE, ROOT / "solutions", None).results
     persian = replay(PERSIAN, ROOT / "solutions", None).results
     assert json.dumps(english["tests"]) == json.dumps(persian["tests"])
     assert english["score"] == persian["score"] == 110
     stubs = {language: replay(course, releases[language] / "exercises", None, exercises=["ex1_merge_tracing"])
              for language, course in (("en", COURSE), ("fa", PERSIAN))}
-    assert json.dumps(stubs["en"].results["tests"]) == json.dumps(stubs["fa"].results["tests"])
-    assert all("not implemented yet" in test["output"] for test in stubs["fa"].results["tests"])
+    assert json.dumps(graded(stubs["en"].results)) == json.dumps(graded(stubs["fa"].results))
+    assert all("هنوز نوشته نشده است" in test["output"] for test in stubs["fa"].results["tests"])
+    assert stubs["fa"].results["output"].startswith("کد دانشجو در محیط ایزوله اجرا شد: ")
+    assert all("not implemented yet" in test["output"] for test in stubs["en"].results["tests"])
+
+
+def test_a_partly_wrong_submission_grades_the_same_in_both_languages_with_persian_feedback(tmp_path):
+    """samples/partly_wrong: the same ``tests`` names and scores; a Persian feedback.md whose
+    falsifying examples are the English one's, line for line, in code blocks."""
+    reports = {}
+    for course in (COURSE, PERSIAN):
+        staged = stage(course, ROOT / "samples" / "partly_wrong")
+        try:
+            grade = grade_staged(course, staged.root, staged.notes)
+        finally:
+            staged.remove()
+        write_reports(course, tmp_path / course.language, "partly_wrong", grade)
+        reports[course.language] = (json.loads((tmp_path / course.language / "results.json").read_text()),
+                                    (tmp_path / course.language / "feedback.md").read_text(encoding="utf-8"))
+    (english, english_md), (persian, persian_md) = reports["en"], reports["fa"]
+    assert json.dumps(graded(english)) == json.dumps(graded(persian))
+    assert english["score"] == persian["score"] and 0 < persian["score"] < 110
+    # Gradescope's texts: every failure's reason in Persian (the description before it is the course's)
+    failed = [test["output"] for test in persian["tests"] if test["status"] == "failed"]
+    assert failed and all(has_prose(split_feedback(text)[1] or text.rsplit(" — ", 1)[-1]) for text in failed)
+    assert persian_md.startswith('<div dir="rtl">') and "امتیاز:" in persian_md and "Score:" not in persian_md
+    examples = [line for line in english_md.splitlines() if line.startswith("      ")]  # inside the examples
+    assert examples and all(f"{line}\n" in persian_md for line in examples)
+
+
+def test_check_in_the_persian_release_speaks_persian(releases):
+    """What ``check`` prints on the stubs, less code, names and numbers, has no English words left."""
+    run = autograder("check", course=None, cwd=releases["fa"], inherit=False)
+    assert run.returncode == 1, run.stderr + run.stdout
+    said = " ".join(run.stdout.split())  # rich wraps long lines
+    cases = [entry["name"] for entries in yaml.safe_load((releases["fa"] / "suites/locked.yaml").read_text()).values()
+             for entry in entries]
+    for name in sorted(cases, key=len, reverse=True):  # a locked case's name is the course's, as a test's
+        said = said.replace(name, "")
+    said = re.sub(r"python -m autograder check --exercise \w+", "", said)
+    said = re.sub(r"[\w.]*[_.0-9][\w.]*|\bexercises\b|bwrap|landlock|uid|cgroup", "", said)  # code and layers
+    assert "خودسنجی" in said and "هنوز نوشته نشده است" in said
+    assert re.findall(r"[A-Za-z]{2,}", said) == []
 
 
 def test_the_gradescope_bundle_records_its_language(tmp_path):
@@ -157,24 +211,140 @@ def test_the_persian_nbgrader_course(tmp_path):
     assert beside == module_source(PERSIAN, ROOT / "exercises" / "lesson.py")
 
 
-def test_a_persian_notebook_goes_through_nbgrader_and_grades_as_the_english_one(tmp_path):
-    """nbgrader generates the Persian student notebook (Persian task and docstrings, no solution)
-    and autogrades the reference typed into it to the exercise's full points."""
-    from tests.test_nbgrader import nbgrader, reference_answers, submit
+WRONG_MERGE = """def merge_pair(ids, pair, new_id):
+    return [new_id if (a, b) == pair else a for a, b in zip(ids, [*ids[1:], None])]
+"""  # replaces the pair's first id and keeps its second
 
-    folder = tmp_path / "course"
+
+@pytest.fixture(scope="module")
+def persian_nbgrader(tmp_path_factory) -> Path:
+    """The Persian nbgrader course with exercise 1 generated; the reference typed in by sara, and
+    by ali with merge_pair wrong and render_trace not written; autograded, feedback made, exported."""
+    from tests.test_nbgrader import SKIPPED, nbgrader, reference_answers, submit
+
+    folder = tmp_path_factory.mktemp("nbgrader-fa") / "course"
     run = autograder("nbgrader", "--out", str(folder), "--lang", "fa", timeout=300)
     assert run.returncode == 0, run.stderr + run.stdout
     module = COURSE.exercises[0].module
     nbgrader(folder, "generate_assignment", module)
+    answers = reference_answers(folder, module)
+    submit(folder, "sara", module, answers)
+    wrong = {**answers, f"{module}_merge_pair": WRONG_MERGE}
+    del wrong[f"{module}_{SKIPPED}"]
+    submit(folder, "ali", module, wrong)
+    nbgrader(folder, "autograde", module)
+    nbgrader(folder, "generate_feedback", module)
+    nbgrader(folder, "export")
+    return folder
+
+
+def test_a_persian_notebook_goes_through_nbgrader_and_grades_as_the_english_one(persian_nbgrader):
+    """nbgrader generates the Persian student notebook (Persian task and docstrings, no solution)
+    and autogrades the reference typed into it to the exercise's full points."""
+    folder, module = persian_nbgrader, COURSE.exercises[0].module
     released = nbformat.read(folder / "release" / module / f"{module}.ipynb", as_version=4)
     assert released.cells[0].source.startswith('<div dir="rtl">')
     answer = next(c.source for c in released.cells if c.metadata["nbgrader"]["grade_id"] == f"{module}_trace_merges")
     assert '"""BPE در سطح بایت را روی ``text`` آموزش دهید' in answer and "raise NotImplementedError" in answer
     assert "BEGIN SOLUTION" not in answer and leaks(folder / "release") == []
-    submit(folder, "sara", module, reference_answers(folder, module))
-    nbgrader(folder, "autograde", module)
-    nbgrader(folder, "export")
     with open(folder / "grades.csv", newline="", encoding="utf-8") as table:
         (row,) = [r for r in csv.DictReader(table) if r["student_id"] == "sara"]
     assert float(row["score"]) == float(row["max_score"]) == COURSE.exercises[0].points
+
+
+def persian_feedback_page(folder: Path, student: str) -> str:
+    module = COURSE.exercises[0].module
+    return (folder / "feedback" / student / module / f"{module}.html").read_text(encoding="utf-8")
+
+
+def test_persian_nbgrader_feedback_reads_right_to_left_with_its_code_intact(persian_nbgrader):
+    """Under ali's grade cell, the engine's feedback in Persian; on the page nbgrader makes of it,
+    Persian prose right to left, names and numbers isolated, calls and falsifying examples left
+    to right and whole; the task's Persian keeps its direction through the page's sanitizer."""
+    module = COURSE.exercises[0].module
+    graded = nbformat.read(persian_nbgrader / "autograded" / "ali" / module / f"{module}.ipynb", as_version=4)
+    text = graded.cells[-1].outputs[0]["text"]
+    assert re.match(rf"{module}: \d+ از 20 امتیاز\.\n", text) and "points" not in text
+    assert "رد شد  test_merge_pair_replaces_left_to_right_without_overlap (0 از 1)" in text
+    page = persian_feedback_page(persian_nbgrader, "ali")
+    assert page.count('<div dir="rtl">') >= 2  # the task, and the feedback
+    assert "<p>رد شد  <bdi>test_merge_pair_replaces_left_to_right_without_overlap</bdi> (<bdi>0</bdi> از " \
+           "<bdi>1</bdi>)</p>" in page
+    examples = re.findall(r'<pre dir="ltr">(Falsifying (?:explicit )?example: \w+\(.*?\))</pre>', page, flags=re.S)
+    assert examples and all("\n    ids=" in example for example in examples)
+    assert '<code dir="ltr">ex1_merge_tracing.render_trace</code> هنوز نوشته نشده است' in page
+    assert "Hidden properties" not in page and "ویژگی‌های پنهان: <bdi>" in page
+
+
+def test_persian_validate_fails_the_stubs_in_persian(persian_nbgrader):
+    from tests.test_nbgrader import nbgrader
+
+    module = COURSE.exercises[0].module
+    said = nbgrader(persian_nbgrader, "validate", f"release/{module}/{module}.ipynb")
+    assert "CheckFailed" in said and f"{module}: همه‌ی بررسی‌ها قبول نشدند" in said, said
+    assert "not every check passed" not in said
+
+
+def test_the_class_report_reads_persian_nbgrader_feedback(persian_nbgrader, tmp_path):
+    """The class report of the Persian course: ali's failures read back from the Persian
+    feedback, with the reference's answer; the course's and students' texts isolated."""
+    from tests.test_class_report import property_rows
+
+    out = tmp_path / "report.html"
+    grading = persian_nbgrader / "grading"
+    shutil.copy(ROOT / "suites" / "mutant-catalog.yaml", grading / "suites")  # report.mutants: not in the copy
+    done = autograder("report", str(persian_nbgrader), "--out", str(out), course=grading / "course.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = out.read_text(encoding="utf-8")
+    module = COURSE.exercises[0].module
+    merge = f"{module}.test_merge_pair_replaces_left_to_right_without_overlap"
+    assert property_rows(page)[merge] == (1, 2)
+    block = page.split(f'id="ex-{merge.replace(".", "-")}"')[1].split('<div class="example"')[0]
+    assert 'class="expected"><code>' in block, block
+    assert f"<h1><bdi>{title(PERSIAN)}</bdi>: class report</h1>" in page
+    assert f"<td dir=auto>{title(PERSIAN, COURSE.exercises[0])}</td>" in page
+
+
+# a copy of the feedback page with only its grade cell shown, and a probe of how Chromium lays the
+# feedback out: each element's direction, and where each paragraph's text sits in its box
+GRADE_CELL_ONLY = '<style>#notebook-container > .cell:not(:has(a[name$="_grade"])){display:none}</style>'
+PROBE = """<script>addEventListener('load', () => {
+  const box = [...document.querySelectorAll('div[dir=rtl]')].pop();
+  const edges = p => { const range = document.createRange(); range.selectNodeContents(p);
+    const text = range.getBoundingClientRect(), own = p.getBoundingClientRect();
+    return [text.left - own.left, own.right - text.right]; };
+  const out = {box: getComputedStyle(box).direction,
+    pre: [...box.querySelectorAll('pre')].map(e => [getComputedStyle(e).direction, e.innerText]),
+    code: [...box.querySelectorAll('code')].map(e => getComputedStyle(e).direction),
+    p: [...box.querySelectorAll('p')].map(e => [getComputedStyle(e).direction, ...edges(e)])};
+  const shown = document.createElement('pre'); shown.id = 'measured'; shown.textContent = JSON.stringify(out);
+  document.body.appendChild(shown); });</script>"""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
+def test_persian_nbgrader_feedback_renders_in_headless_chromium(persian_nbgrader, tmp_path):
+    """ali's feedback page as Chromium lays it out: the feedback right to left, each paragraph at
+    the right edge; every code block left to right and, as text, what the engine wrote; the
+    grade cell's screenshot (outputs/persian/nbgrader-feedback.png is one)."""
+    page = persian_feedback_page(persian_nbgrader, "ali")
+    copy = tmp_path / "feedback.html"
+    copy.write_text(page.replace("</head>", GRADE_CELL_ONLY + "</head>"), encoding="utf-8")
+    shot = tmp_path / "nbgrader-feedback.png"
+    done = screenshot(copy.as_uri(), shot, tmp_path / "profile", "1100,1250")
+    assert done.returncode == 0 and shot.stat().st_size > 50_000, done.stderr[-2000:]
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    browser = chromium()
+    assert browser is not None
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'p'}",
+                          "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom.stdout)
+    assert found, dom.stderr[-2000:]
+    laid = json.loads(html.unescape(found[1]))
+    assert laid["box"] == "rtl" and laid["code"] and set(laid["code"]) == {"ltr"}
+    assert {direction for direction, _ in laid["pre"]} == {"ltr"}
+    assert any(text.startswith("Falsifying explicit example: test_merge_pair_") and "\n    ids=[" in text
+               for _, text in laid["pre"])
+    assert all(direction == "rtl" and right < 2 for direction, _, right in laid["p"]), laid["p"]

@@ -40,12 +40,6 @@ class NotebookModule:
     spans: tuple[tuple[int, int, int], ...]
     duplicates: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
-    def notes(self, notebook: str) -> list[str]:
-        """One line per copied answer cell, for the student's feedback."""
-        return [f"{notebook}: cells {', '.join(map(str, cells))} are all the answer cell {grade_id!r} (one was "
-                "copied); all were graded, in order, so the last one's definitions count"
-                for grade_id, cells in self.duplicates]
-
     @classmethod
     def from_wire(cls, data: Any) -> NotebookModule:
         """The module :func:`wire` sent; anything else is a :class:`NotebookError`."""

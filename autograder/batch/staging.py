@@ -39,9 +39,10 @@ from pathlib import Path, PurePosixPath
 from ..config import Course
 from ..engine.cells import NOTEBOOKS, CellMap
 from ..errors import SubmissionError
+from ..i18n import _, in_course_language
 from ..isolation.inside.cpython import zip_directory_size
 from .converting import notebook_module
-from .notebook import NotebookError
+from .notebook import NotebookError, NotebookModule
 
 MAX_FILES = 500
 MAX_BYTES = 20 << 20
@@ -74,8 +75,10 @@ def submission_name(path: Path) -> str:
 LOOSE = {".py", ".ipynb"}  # a single file that is a submission by itself
 
 
+@in_course_language
 def stage(course: Course, path: Path) -> Staged:
-    """Copy the submission at ``path`` into a new private staging folder and hash it."""
+    """Copy the submission at ``path`` into a new private staging folder and hash it; its notes
+    for the student are in the course's language."""
     path = Path(path)
     root = Path(tempfile.mkdtemp(prefix="autograder-submission-"))
     try:
@@ -130,17 +133,27 @@ def _from_notebooks(course: Course, files: dict[PurePosixPath, bytes],
             continue
         del out[notebook]
         if module in files:
-            notes.append(f"{module} and {notebook} were both submitted: {module} was graded")
+            notes.append(_("{module} and {notebook} were both submitted: {module} was graded").format(
+                module=module, notebook=notebook))
             continue
         try:
             converted = notebook_module(files[notebook])
         except NotebookError as error:
-            notes.append(f"{notebook} could not be read, so {exercise.module} was not graded: {error}")
+            notes.append(_("{notebook} could not be read, so {module} was not graded: {error}").format(
+                notebook=notebook, module=exercise.module, error=error))
             continue
         out[module] = converted.source.encode("utf-8")
         maps[exercise.module] = CellMap(converted.spans).to_json()
-        notes.extend(converted.notes(str(notebook)))
+        notes.extend(_copied(str(notebook), converted))
     return out, maps
+
+
+def _copied(notebook: str, converted: NotebookModule) -> list[str]:
+    """One line per copied answer cell of the notebook, for the student's feedback."""
+    return [_("{notebook}: cells {cells} are all the answer cell {grade_id} (one was copied); all were graded, "
+              "in order, so the last one's definitions count").format(
+                  notebook=notebook, cells=", ".join(map(str, cells)), grade_id=repr(grade_id))
+            for grade_id, cells in converted.duplicates]
 
 
 def _read_folder(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
@@ -153,7 +166,7 @@ def _read_folder(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
             notes.append(_not_utf8(relative))
             continue
         if not stat.S_ISREG(status.st_mode):
-            notes.append(f"skipped {_quote(relative)}: links and special files are not graded")
+            notes.append(_("skipped {file}: links and special files are not graded").format(file=_quote(relative)))
             continue
         if relative.name.endswith(".pyc"):
             continue
@@ -199,7 +212,8 @@ def _utf8(name: str) -> bool:
 
 
 def _not_utf8(relative: PurePosixPath) -> str:
-    return f"skipped {_quote(relative)}: its name is not valid UTF-8, so no code can import or open it"
+    return _("skipped {file}: its name is not valid UTF-8, so no code can import or open it").format(
+        file=_quote(relative))
 
 
 def _utf8_paths(files: dict[PurePosixPath, bytes], notes: list[str]) -> dict[PurePosixPath, bytes]:
@@ -222,7 +236,7 @@ def _read_zip(path: Path) -> tuple[dict[PurePosixPath, bytes], list[str]]:
             if info.is_dir() or relative is None or info.filename.endswith(".pyc"):
                 continue
             if stat.S_ISLNK(info.external_attr >> 16):
-                notes.append(f"skipped {_quote(relative)}: links are not graded")
+                notes.append(_("skipped {file}: links are not graded").format(file=_quote(relative)))
                 continue
             total += info.file_size
             _check_caps(path, len(files) + 1, total)

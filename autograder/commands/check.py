@@ -18,16 +18,19 @@ from ..authoring.locked.run import check_locked
 from ..batch.staging import stage
 from ..config import Course
 from ..engine.run import Scope, grade_staged, name_cells
+from ..i18n import _, in_course_language
 from ..isolation import require_isolation
 from ..reports.terminal import print_check
 
 
+@in_course_language
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     if not course.is_release:  # the full course holds the solutions: as official as grading
         require_isolation(args.unsafe)
     staged = stage(course, Path(args.path) if args.path else course.path(course.package))
     try:
-        console.print(f"Checking [bold]{args.path or course.package}[/] against the public properties…")
+        console.print(_("Checking {submission} against the public properties…").format(
+            submission=f"[bold]{args.path or course.package}[/]"))
         grade = grade_staged(course, staged.root, staged.notes, Scope(args.exercise, public_only=True))
         if course.is_release:
             locked = name_cells(course, staged.root, check_locked(course, staged.root))

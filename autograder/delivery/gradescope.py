@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,7 @@ from pathlib import Path
 
 from ..config import Course
 from ..errors import GraderError
+from ..i18n import N_, _, in_course_language
 from .shipping import grading_copy, lock_files, new_folder
 
 SCHEMA = Path(__file__).with_name("gradescope_results.schema.json")
@@ -63,7 +65,7 @@ def build_gradescope(course: Course, out: Path, exercises: list[str] | None = No
         (root / "setup.sh").write_text(SETUP.format(locks=" ".join(f"-r \"$SOURCE/{p}\"" for p in locks),
                                                     private=_quoted(private)), encoding="utf-8")
         (root / "run_autograder").write_text(RUN.format(private=_quoted(private), solutions=course.solutions,
-                                                        exercises=chosen), encoding="utf-8")
+                                                        exercises=chosen, why=_why(course)), encoding="utf-8")
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -142,6 +144,18 @@ def _add(archive: zipfile.ZipFile, path: Path, name: str) -> None:
     archive.writestr(info, path.read_bytes())
 
 
+@in_course_language
+def _why(course: Course) -> str:
+    """The shell words of what Gradescope shows when grading itself failed, in the course's
+    language, ``$status`` in it: one JSON string's contents, quoted for the shell."""
+    before, after = _(GRADING_FAILED).format(status="\0").split("\0")
+    return "".join([shlex.quote(json.dumps(before)[1:-1]), '"$status"', shlex.quote(json.dumps(after)[1:-1])])
+
+
+GRADING_FAILED = N_("The autograder could not grade this submission (exit {status}). This is not your mistake: tell "
+                    "your instructor.")
+
+
 def _quoted(paths: list[str]) -> str:
     """Course paths as quoted shell words under ``$SOURCE``."""
     return " ".join(f"\"$SOURCE/{p}\"" for p in paths)
@@ -198,7 +212,7 @@ status=0
 if [ -f "$work/graded/submission/results.json" ]; then
   cp "$work/graded/submission/results.json" "$ROOT/results/results.json"
 else  # never leave Gradescope without results: say that grading itself failed
-  why="The autograder could not grade this submission (exit $status). This is not your mistake: tell your instructor."
+  why={why}
   printf '{{"score": 0, "output": "%s"}}\\n' "$why" > "$ROOT/results/results.json"
 fi
 """

@@ -45,7 +45,7 @@ from ..config import Course, Exercise
 from ..errors import GraderError
 from .release import build_release
 from .shipping import TEMPLATES, course_text, grading_copy, new_folder, ship
-from .translation import localize, markdown, module_source, points_text, title
+from .translation import engine_words, localize, markdown, module_source, points_text, title
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE"
@@ -59,8 +59,8 @@ def build_nbgrader_course(course: Course, out: Path) -> None:
         raise GraderError("an nbgrader course needs the solutions, which a student release lacks")
     new_folder(out)
     build_release(course, out / "release-check")
-    (out / "release-check" / "__init__.py").write_text((TEMPLATES / "notebook_check.py").read_text(encoding="utf-8"),
-                                                     encoding="utf-8")
+    check = engine_words(course, (TEMPLATES / "notebook_check.py").read_text(encoding="utf-8"))
+    (out / "release-check" / "__init__.py").write_text(check, encoding="utf-8")
     for exercise in course.exercises:
         folder = out / "source" / exercise.module
         notebook = exercise_notebook(course, exercise)
@@ -449,6 +449,10 @@ c.SandboxGrade.course = os.path.join(GRADING, "course.yaml")
 c.HTMLExporter.preprocessors = ["autograder.delivery.nbgrader_grade.SanitizeHTML",
                                 "autograder.delivery.nbgrader_grade.FeedbackPage"]
 c.HTMLExporter.sanitize_html = True
+# The page's own cleaning keeps `dir`, so that right-to-left text keeps its direction, and the
+# grade cell's feedback speaks the course's language.
+c.HTMLExporter.filters = {{"clean_html": "autograder.delivery.nbgrader_grade.clean"}}
+c.FeedbackPage.course = c.SandboxGrade.course
 
 # nbgrader logs a line per file it copies: hundreds per notebook (the grader/ folder beside it).
 c.Application.logging_config = {{

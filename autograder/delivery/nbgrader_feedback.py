@@ -1,38 +1,51 @@
-"""The feedback under an nbgrader grade cell: written for the student, and read back for the
-class report (:mod:`autograder.reports.class_report.nbgrader`). Plain text, so that reading it
-needs none of nbgrader's packages."""
+"""The feedback under an nbgrader grade cell: written for the student, in the language spoken
+(the course's, at grading), and read back for the class report
+(:mod:`autograder.reports.class_report.nbgrader`) in whichever language it was written: its own
+lines are read against their message in every catalog (:func:`autograder.i18n.read_back`).
+Plain text, so that reading it needs none of nbgrader's packages."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
 
+from ..i18n import N_, _, every_language, read_back
 from ..results import Grade, PropertyResult
 
 
 def feedback_text(module: str, points: str | int, grade: Grade) -> str:
-    """What the student reads under the grade cell (``points``: the exercise's, as ``20`` or ``10 bonus``)."""
+    """What the student reads under the grade cell (``points``: the exercise's, as ``20`` or
+    ``10 bonus``), in the language spoken now."""
     results = [r for r in grade.results if r.exercise == module]
     public = [r for r in results if not r.hidden]
     hidden = replace(grade, results=tuple(r for r in results if r.hidden))
-    lines = [f"{module}: {grade.score:g} / {points} points.", _HEADER, grade.notes_text, ""]
+    lines = [_(SCORE).format(module=module, score=grade.score, points=points), _(HEADER), grade.notes_text, ""]
     for result in public:
-        mark = PASSED if result.passed else FAILED
-        lines.append(f"{mark}  {result.name} ({result.score:g}/{result.points:g})")
+        said = _(PASSED if result.passed else FAILED)
+        lines.append(said.format(name=result.name, score=result.score, points=result.points))
         if not result.passed and result.output:
             lines += [INDENT + line for line in result.output.splitlines()] + [""]
     if hidden.results:
-        passed = [r for r in hidden.results if r.passed]
-        lines.append(f"{HIDDEN} {len(passed)} of {len(hidden.results)} passed "
-                     f"({hidden.score:g} / {hidden.max_score:g} points).")
+        lines.append(_(HIDDEN).format(passed=sum(r.passed for r in hidden.results), total=len(hidden.results),
+                                      score=hidden.score, points=hidden.max_score))
     return "\n".join(lines).rstrip() + "\n"
 
 
-PASSED, FAILED, INDENT, HIDDEN = "passed", "FAILED", "    ", "Hidden properties:"
-_HEADER = "Your code cells were graded top to bottom, as one module, in a sandbox, by the course's properties."
-_RESULT = re.compile(rf"^({PASSED}|{FAILED})  (\w+) \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\)$")
-_HIDDEN = re.compile(rf"^{HIDDEN} (\d+) of (\d+) passed \(")
+SCORE = N_("{module}: {score:g} / {points} points.")
+HEADER = N_("Your code cells were graded top to bottom, as one module, in a sandbox, by the course's properties.")
+PASSED = N_("passed  {name} ({score:g}/{points:g})")
+FAILED = N_("FAILED  {name} ({score:g}/{points:g})")
+HIDDEN = N_("Hidden properties: {passed} of {total} passed ({score:g} / {points:g} points).")
+LINES = (SCORE, PASSED, FAILED, HIDDEN)  # the lines of the engine's own, which read_feedback reads back
+INDENT = "    "
+_NUMBER = r"\d+(?:\.\d+)?"
+_FIELDS = {"module": r"\w+", "name": r"\w+", "score": _NUMBER, "passed": r"\d+", "total": r"\d+"}
 _CUT = "... Output truncated ..."  # what nbgrader's LimitOutput puts where it cut a cell's output
+
+
+def read_line(message: str, line: str) -> re.Match | None:
+    """``line`` read back as ``message`` in any language (an exercise's points are text: ``10 bonus``)."""
+    return read_back(message, line, **_FIELDS, points=".+" if message == SCORE else _NUMBER)
 
 
 @dataclass(frozen=True)
@@ -48,27 +61,34 @@ class Feedback:
 
 
 def read_feedback(module: str, text: str) -> Feedback | None:
-    """The grade cell's feedback on ``module`` taken apart; None if ``text`` is not the engine's."""
+    """The grade cell's feedback on ``module`` taken apart, in whichever language it was written;
+    None if ``text`` is not the engine's."""
     lines = text.splitlines()
-    if len(lines) < 2 or not (lines[0].startswith(f"{module}: ") and lines[1] == _HEADER):
+    score = read_line(SCORE, lines[0]) if lines else None
+    if len(lines) < 2 or not (score and score["module"] == module and lines[1] in every_language(HEADER)):
         return None
     public: list[PropertyResult] = []
     hidden = (0, 0)
     at = 2
     while at < len(lines):
-        found = _RESULT.match(lines[at])
+        found, passed = _result(lines[at])
         at += 1
         if found:
             output = []
             while at < len(lines) and lines[at].startswith(INDENT):
                 output.append(lines[at][len(INDENT):])
                 at += 1
-            score, points = _whole(found[3]), _whole(found[4])
-            public.append(PropertyResult(module, found[2], points, score, found[1] == PASSED, False,
-                                         "\n".join(output).rstrip()))
-        elif counted := _HIDDEN.match(lines[at - 1]):
-            hidden = (int(counted[1]), int(counted[2]))
+            public.append(PropertyResult(module, found["name"], _whole(found["points"]), _whole(found["score"]),
+                                         passed, False, "\n".join(output).rstrip()))
+        elif counted := read_line(HIDDEN, lines[at - 1]):
+            hidden = (int(counted["passed"]), int(counted["total"]))
     return Feedback(tuple(public), *hidden, cut=_CUT in lines)
+
+
+def _result(line: str) -> tuple[re.Match | None, bool]:
+    """A public property's line of the feedback read back, and whether it passed."""
+    passed = read_line(PASSED, line)
+    return passed or read_line(FAILED, line), passed is not None
 
 
 def _whole(number: str) -> int:

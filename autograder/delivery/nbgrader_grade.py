@@ -14,10 +14,11 @@ Before its first notebook, the process checks the sandbox as ``grade`` does: it 
 (:class:`~autograder.isolation.IsolationRefused`) where no layer holds or the canary gets
 through, unless ``AUTOGRADER_UNSAFE_NO_SANDBOX=1``, and logs the isolation in force.
 
-The feedback names public properties and shows why they failed, naming the notebook's cells;
-hidden properties are only counted, so the feedback HTML shows nothing of them. It is all that
-nbgrader keeps of a grading besides the score: :mod:`autograder.delivery.nbgrader_feedback`
-writes it and takes it apart again, for the class report.
+The feedback, in the course's language, names public properties and shows why they failed,
+naming the notebook's cells; hidden properties are only counted, so the feedback HTML shows
+nothing of them. It is all that nbgrader keeps of a grading besides the score:
+:mod:`autograder.delivery.nbgrader_feedback` writes it and takes it apart again, in whichever
+language it was written, for the class report.
 
 A bonus exercise is extra credit as nbgrader keeps it: its grade cell is worth 0 points, and
 :class:`SaveExtraCredit`, after nbgrader's ``SaveAutoGrades``, records the engine's score as
@@ -31,13 +32,16 @@ nbgrader's ``DeduplicateIds`` would, so that a copied answer cell neither stops 
 nor goes unnamed in the feedback; :class:`SanitizeHTML` strips raw HTML and scripts from
 student Markdown and HTML outputs (with ``nh3``) before nbconvert renders a page, and
 :class:`FeedbackPage` shows the grade cell's feedback wrapped to the page, without the bare
-score nbgrader reads from it; :class:`QuietCopies` keeps nbgrader's line per file copied
-(hundreds per notebook: the ``grader/`` folder beside it) off the console.
+score nbgrader reads from it (in a right-to-left course as HTML that reads right to left, its
+code left to right, kept by :func:`clean`, the page's cleaner); :class:`QuietCopies` keeps
+nbgrader's line per file copied (hundreds per notebook: the ``grader/`` folder beside it) off
+the console.
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import logging
 import tempfile
 import textwrap
@@ -52,15 +56,17 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from .. import bidi
 from ..batch.canary import run_canary
 from ..batch.grader import GraderProcess, Part
 from ..batch.notebook import MARK
 from ..batch.staging import stage
 from ..config import Course, load_course
 from ..errors import GraderError
+from ..i18n import in_course_language
 from ..isolation import isolation_note, require_isolation
 from ..results import Grade
-from .nbgrader_feedback import INDENT, feedback_text
+from .nbgrader_feedback import INDENT, LINES, feedback_text, read_line
 
 _CHECKED: set[Path] = set()  # the courses whose sandbox this process has checked
 
@@ -127,11 +133,20 @@ class QuietCopies(logging.Filter):
 class FeedbackPage(Preprocessor):
     """The grade cell as a page shows it (feedback, formgrader): the engine's feedback with every
     line longer than :data:`PAGE_COLUMNS` wrapped under its own indentation, and without the bare
-    score that nbgrader reads from the cell's result (the page heads the cell with the score)."""
+    score that nbgrader reads from the cell's result (the page heads the cell with the score).
+    In a right-to-left course the feedback is HTML that reads right to left, its code, calls,
+    numbers and falsifying examples left to right (:func:`right_to_left`)."""
+
+    course = Unicode("", help="the course.yaml of the grading copy, whose language the page speaks").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        self.rtl = bool(self.course) and bidi.right_to_left(load_course(self.course).language)
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         if utils.is_grade(cell) and cell.cell_type == "code":
-            cell.outputs = [wrapped(output) for output in cell.outputs if output.get("output_type") != "execute_result"]
+            shown = right_to_left if self.rtl else wrapped
+            cell.outputs = [shown(output) for output in cell.outputs if output.get("output_type") != "execute_result"]
         return cell, resources
 
 
@@ -142,13 +157,65 @@ def wrapped(output):
     """A stream output with its long lines wrapped at :data:`PAGE_COLUMNS`; any other output as it is."""
     if output.get("output_type") != "stream":
         return output
-    lines: list[str] = []
-    for line in output.get("text", "").split("\n"):
-        indent = " " * (len(line) - len(line.lstrip(" ")))
-        long = len(line) > PAGE_COLUMNS
-        lines += textwrap.wrap(line, PAGE_COLUMNS, subsequent_indent=indent + INDENT, break_long_words=False,
-                               break_on_hyphens=False) if long else [line]
+    lines = [part for line in output.get("text", "").split("\n") for part in _wrap(line)]
     return new_output("stream", name=output.get("name", "stdout"), text="\n".join(lines))
+
+
+def _wrap(line: str) -> list[str]:
+    """``line`` wrapped at :data:`PAGE_COLUMNS`, under its own indentation."""
+    if len(line) <= PAGE_COLUMNS:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    return textwrap.wrap(line, PAGE_COLUMNS, subsequent_indent=indent + INDENT, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def right_to_left(output):
+    """A stream output as HTML that reads right to left: each line of the engine's own (the
+    score, a property's result, the hidden ones' count) with its values in ``<bdi>``, each other
+    line as :func:`autograder.bidi.failure_html` shows it (a line of code wrapped as
+    :func:`wrapped` wraps it), each property's output in a ``<blockquote>`` under its line; any
+    other output as it is."""
+    if output.get("output_type") != "stream":
+        return output
+    parts = []
+    # a paragraph of prose wraps on the page, a line of code is wrapped here
+    lines = [part for line in output.get("text", "").split("\n") for part in
+             ([line] if bidi.has_prose(line) else _wrap(line))]
+    runs = itertools.groupby(lines, key=lambda line: line.startswith(INDENT) or not line)
+    for indented, run in runs:
+        text = "\n".join(line.removeprefix(INDENT) for line in run)
+        if indented and text.strip():
+            parts.append(f"<blockquote>{bidi.failure_html(text)}</blockquote>")
+        elif not indented:
+            parts += [_line_html(line) for line in text.split("\n")]
+    return new_output("display_data", data={"text/html": '<div dir="rtl">' + "\n".join(parts) + "</div>"})
+
+
+def _line_html(line: str) -> str:
+    """A line of the feedback outside a property's output, as HTML."""
+    for message in LINES:
+        if found := read_line(message, line):
+            return f"<p>{bidi.isolated(line, [found.span(field) for field in found.groupdict()])}</p>"
+    return bidi.failure_html(line)
+
+
+def clean(page: str) -> str:
+    """HTML as a page may show it: nh3's safe tags and attributes, and ``dir`` on any tag, so that
+    right-to-left text keeps its direction and the code in it its own. It is the page's
+    ``clean_html`` filter too (nbgrader_config.py), in place of nbconvert's, which drops ``dir``.
+    An image keeps only a ``data:`` source: one fetched from elsewhere would tell its server that,
+    and when, the instructor read the student's page."""
+    return nh3.clean(page, attributes={**nh3.ALLOWED_ATTRIBUTES, "*": {"dir"}},
+                     url_schemes={*nh3.ALLOWED_URL_SCHEMES, "data"}, attribute_filter=_embedded_images_only)
+
+
+def _embedded_images_only(tag: str, attribute: str, value: str) -> str | None:
+    """A source only as an embedded image; a ``data:`` URL nowhere else."""
+    embedded = value.startswith("data:image/")
+    if attribute in ("src", "srcset"):
+        return value if embedded else None
+    return None if value.startswith("data:") else value
 
 
 class SeparateCopies(NbGraderPreprocessor):
@@ -178,13 +245,13 @@ class SanitizeHTML(Preprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "markdown":
-            cell.source = nh3.clean(markdown2html(cell.source))
+            cell.source = clean(markdown2html(cell.source))
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             for kind in [k for k in data if "javascript" in k or k == "text/markdown"]:
                 del data[kind]
             if "text/html" in data:
-                data["text/html"] = nh3.clean(data["text/html"])
+                data["text/html"] = clean(data["text/html"])
         return cell, resources
 
 
@@ -227,9 +294,11 @@ _GRADER: dict[Path, GraderProcess] = {}
 atexit.register(_close_graders)
 
 
+@in_course_language
 def grade_outputs(course: Course, module: str, grade: Grade) -> list:
-    """The grade cell's outputs: the feedback on stdout, then the score as the cell's result,
-    which nbgrader records (0 for a bonus exercise, whose score is extra credit: :class:`SaveExtraCredit`)."""
+    """The grade cell's outputs: the feedback on stdout, in the course's language, then the score
+    as the cell's result, which nbgrader records (0 for a bonus exercise, whose score is extra
+    credit: :class:`SaveExtraCredit`)."""
     exercise = course.exercise(module)
     score = 0 if exercise.bonus else min(grade.score, exercise.points)
     return [new_output("stream", name="stdout", text=feedback_text(module, exercise.points_text, grade)),

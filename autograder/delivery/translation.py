@@ -35,13 +35,13 @@ from typing import TypeGuard
 
 import yaml
 
+from .. import bidi
 from ..config import Course, Exercise
 from ..errors import GraderError
+from ..i18n import _, in_course_language
 
 MODULE = "__module__"  # the key of a module's own docstring
 ADDITIONS = "__additions__"  # the key of what the texts quote beyond the English
-RIGHT_TO_LEFT = {"fa"}
-BONUS = {"fa": "{points} (امتیاز اضافی)"}  # an extra-credit exercise's points (English: Exercise.points_text)
 
 
 # --- what a channel asks ------------------------------------------------------------------------
@@ -98,37 +98,31 @@ def title(course: Course, exercise: Exercise | None = None) -> str:
     return found
 
 
+@in_course_language
 def points_text(course: Course, exercise: Exercise) -> str:
     """``exercise``'s points as the course's language writes them: ``20``, or ``10 bonus``."""
-    if exercise.bonus and course.language in BONUS:
-        return BONUS[course.language].format(points=exercise.points)
     return exercise.points_text
 
 
+@in_course_language
+def engine_words(course: Course, source: str) -> str:
+    """A Python file the engine ships to run outside it (the check cell's module), each text it
+    marks ``N_("...")`` written in the course's language: there is no catalog where it runs."""
+    tree = ast.parse(source)
+    data, starts = source.encode("utf-8"), _line_starts(source.encode("utf-8"))
+    marked = [(node.args[0], node.args[0].value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Name) and node.func.id == "N_" and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)]
+    for text, english in sorted(marked, key=lambda found: _span(starts, found[0]), reverse=True):  # offsets stay
+        if _(english) != english:
+            start, end = _span(starts, text)
+            data = data[:start] + repr(_(english)).encode("utf-8") + data[end:]
+    return data.decode("utf-8")
+
+
 def markdown(course: Course, text: str) -> str:
-    """Markdown for the course's readers. In a right-to-left language each run of prose is a
-    ``<div dir="rtl">`` block, and each code span in it that starts or ends with anything but a
-    Latin letter (or ends with a digit) a ``<span dir="ltr">``: the bidirectional algorithm would
-    move such edges (``exercises/`` would show as ``/exercises``). Fenced code blocks stay
-    outside, left to right."""
-    if course.language not in RIGHT_TO_LEFT:
-        return text
-    parts = re.split(r"(^```[^\n]*\n.*?^```[ \t]*$)", text, flags=re.M | re.S)
-    shown = []
-    for index, part in enumerate(parts):
-        if index % 2:  # a fenced code block
-            shown.append(part)
-        elif part.strip():
-            prose = re.sub(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", _isolated, part.strip("\n"))
-            shown.append(f'<div dir="rtl">\n\n{prose}\n\n</div>')
-    return "\n\n".join(shown) + ("\n" if text.endswith("\n") else "")
-
-
-def _isolated(span: re.Match) -> str:
-    """A Markdown code span, kept left to right inside right-to-left prose."""
-    if re.fullmatch(r"[A-Za-z](.*[A-Za-z0-9])?", span.group(2)):  # strong at both edges: nothing moves
-        return span.group(0)
-    return f'<span dir="ltr">{span.group(0)}</span>'
+    """Markdown for the course's readers (:func:`autograder.bidi.markdown`)."""
+    return bidi.markdown(course.language, text)
 
 
 # --- translating a module -----------------------------------------------------------------------

@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 from ..errors import SandboxFailure, StudentError
-from ..results import HIDDEN_REASON, clip
+from ..i18n import N_, _
+from ..results import HIDDEN_REASON, NOT_WRITTEN, clip
 from .session import PRINTED_CHARS, MissingName
 
 FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")  # in a falsifying example: not the student's
@@ -38,16 +39,17 @@ def property_feedback(item: Any, error: BaseException | None, hidden: bool, limi
         return clip(f"{summary}\n\n{clip(str(error), share)}", limit)
     notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
                       if not FIXTURE_LINE.match(line))
-    lines = [summary, "", clip(str(error), share) if error is not None else "failed"]
+    lines = [summary, "", clip(str(error), share) if error is not None else _("failed")]
     if isinstance(error, StudentError) and error.traceback.strip():
-        lines += ["", "Where it was raised:", clip(error.traceback.rstrip(), share)]
+        lines += ["", _("Where it was raised:"), clip(error.traceback.rstrip(), share)]
     if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
-        lines[2] = clip(f"the grader hit an internal error ({type(error).__name__}: {error}); "
-                        "tell your instructor", share)
+        lines[2] = clip(_("the grader hit an internal error ({error}: {message}); tell your instructor")
+                        .format(error=type(error).__name__, message=error), share)
     if notes:
         lines += ["", clip(notes.strip(), share)]
     if printed.strip():
-        lines += ["", "What your code printed during this example:", clip(printed, min(share, PRINTED_CHARS)).rstrip()]
+        lines += ["", _("What your code printed during this example:"),
+                  clip(printed, min(share, PRINTED_CHARS)).rstrip()]
     return clip("\n".join(lines), limit)
 
 
@@ -71,23 +73,25 @@ def innermost(error: BaseException | None) -> BaseException | None:
     return error
 
 
-SANDBOX_REASONS = {"timeout": "timed out", "crash": "crashed", "protocol": "crashed",
-                    "import": "could not be imported", "not_implemented": "not implemented yet",
-                    "budget": "time budget used up"}
+SANDBOX_REASONS = {"timeout": N_("timed out"), "crash": N_("crashed"), "protocol": N_("crashed"),
+                   "import": N_("could not be imported"), "not_implemented": NOT_WRITTEN,
+                   "budget": N_("time budget used up")}
 
 
 def hidden_reason(error: BaseException | None) -> str:
     """A hidden property's reason, from a closed set: nothing the student's code chose (an
     exception's name or message) may reach it, or it could spell out the hidden inputs."""
     if isinstance(error, SandboxFailure):
-        return SANDBOX_REASONS.get(error.kind, "failed")
+        return _(SANDBOX_REASONS.get(error.kind, N_("failed")))
     if isinstance(error, StudentError):
-        return f"raised {error.type_name}" if is_builtin_exception(error) else "raised a non-built-in exception"
+        if is_builtin_exception(error):
+            return _("raised {error}").format(error=error.type_name)
+        return _("raised a non-built-in exception")
     if isinstance(error, AssertionError):
-        return "wrong result"
+        return _("wrong result")
     if isinstance(error, AttributeError):
-        return "a name is missing"
-    return "failed"
+        return _("a name is missing")
+    return _("failed")
 
 
 def is_builtin_exception(error: StudentError) -> bool:

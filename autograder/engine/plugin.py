@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
 from .. import internals
 from ..config import Course, Exercise
 from ..errors import GraderError, SandboxFailure
+from ..i18n import _
 from ..isolation import Layout, Standby, WorkerLimits
 from ..results import PropertyResult
 from .digest import course_digest
@@ -145,13 +146,13 @@ class GradingPlugin:
         limits = self.course.limits
         left = limits.exercise_seconds - self.spent[exercise.module]
         if left <= 0:
-            raise SandboxFailure("budget",
-                                 f"the time budget of {limits.exercise_seconds:g} s for {exercise.module} is used up")
+            raise SandboxFailure("budget", _("the time budget of {seconds:g} s for {exercise} is used up")
+                                 .format(seconds=limits.exercise_seconds, exercise=exercise.module))
         if limits.submission_seconds is not None:  # wall time since grading began, the suites' own included
             overall = limits.submission_seconds - (time.monotonic() - self.started)
             if overall <= 0:
-                raise SandboxFailure("budget", f"the time budget of {limits.submission_seconds:g} s for the whole "
-                                               "submission is used up")
+                raise SandboxFailure("budget", _("the time budget of {seconds:g} s for the whole submission is "
+                                                 "used up").format(seconds=limits.submission_seconds))
             left = min(left, overall)
         return open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
                             self._known(exercise), self._standby(exercise, hidden))
@@ -233,9 +234,9 @@ class GradingPlugin:
         with internals.calling(test, recorder.test):
             test(**fixtures)
         if replay_failed:
-            raise AssertionError("an example failed, and the same examples passed when run again on a fresh worker: "
-                                 "the submission's answers change from one run to the next (chance, the time, or "
-                                 "the worker it runs in), so the property fails")
+            raise AssertionError(_("an example failed, and the same examples passed when run again on a fresh "
+                                   "worker: the submission's answers change from one run to the next (chance, the "
+                                   "time, or the worker it runs in), so the property fails"))
         if recorder.wires is not None:
             self.examples.save(item.nodeid, test, recorder.wires)
 

@@ -13,39 +13,49 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from .. import bidi
 from ..config import Course
-from ..results import HIDDEN_REASON, Grade, PropertyResult, clip
+from ..i18n import _, in_course_language, ngettext
+from ..results import HIDDEN_REASON, LOCKED_PREFIX, Grade, PropertyResult, clip
 
 
+@in_course_language
 def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
     """A student's feedback: the score per exercise, then every failed property with its reason;
     the properties that one cause stopped (a function not written yet, a missing module) on
-    one line, with that cause once."""
+    one line, with that cause once. In a right-to-left language the prose reads right to left
+    and the code left to right (:mod:`autograder.bidi`)."""
     grade = grade.capped(course.limits)
     by_exercise = grade.by_exercise(course)
-    lines = [f"# {course.title}: feedback for {name}", "",
-             f"**Score: {grade.score:g} / {course.full_marks_text(by_exercise)}**", ""]
+    rtl = bidi.right_to_left(course.language)
+    lines = [_("# {title}: feedback for {name}").format(title=course.title, name=name), "",
+             _("**Score: {score:g} / {total}**").format(score=grade.score, total=course.full_marks_text(by_exercise)),
+             ""]
     if len(by_exercise) < len(course.exercises):
-        lines += [f"Only {', '.join(by_exercise)} {'was' if len(by_exercise) == 1 else 'were'} graded this time.", ""]
+        lines += [ngettext("Only {exercises} was graded this time.", "Only {exercises} were graded this time.",
+                           len(by_exercise)).format(exercises=", ".join(by_exercise)), ""]
     if grade.notes_text:
-        lines += [grade.notes_text, ""]
+        lines += bidi.failure_markdown(grade.notes_text)[1:] if rtl else [grade.notes_text, ""]
     for exercise in (e for e in course.exercises if e.module in by_exercise):
-        score, _ = by_exercise[exercise.module]
-        lines += [f"## {exercise.module}: {exercise.title} ({score:g} / {exercise.points_text})", ""]
+        score = by_exercise[exercise.module][0]
+        lines += [_("## {module}: {title} ({score:g} / {points})").format(
+            module=exercise.module, title=exercise.title, score=score, points=exercise.points_text), ""]
         for results in entries(r for r in grade.results if r.exercise == exercise.module):
             first = results[0]
-            mark = f"{'passed' if first.passed else 'FAILED'} ({sum(r.score for r in results):g}/" \
-                   f"{sum(r.points for r in results):g})"
-            names = ", ".join(f"`{r.name}`" for r in results)
+            mark = (_("passed ({score:g}/{points:g})") if first.passed else _("FAILED ({score:g}/{points:g})")).format(
+                score=sum(r.score for r in results), points=sum(r.points for r in results))
+            names = ", ".join(shown_name(r, code=True) for r in results)
             text = cause(first) if first.blocked else first.output
             if first.blocked and "\n" not in text:  # one line: the cause, then what it stopped
-                lines.append(f"- {mark} {'hidden, ' if first.hidden else ''}{text}: {names}")
+                said = _("- {mark} hidden, {cause}: {names}") if first.hidden else _("- {mark} {cause}: {names}")
+                lines.append(said.format(mark=mark, cause=bidi.spans(text) if rtl else text, names=names))
                 continue
             lines.append(f"- {mark} {names}")
             if not first.passed and text:
-                lines += ["", "  ```text", *("  " + line for line in text.splitlines()), "  ```", ""]
+                lines += bidi.failure_markdown(text, "  ") if rtl else \
+                    ["", "  ```text", *("  " + line for line in text.splitlines()), "  ```", ""]
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return bidi.markdown(course.language, "\n".join(lines).rstrip() + "\n")
 
 
 def entries(results: Iterable[PropertyResult]) -> list[list[PropertyResult]]:
@@ -86,3 +96,16 @@ def read_results(folder: Path) -> Grade:
 def _without_summary(output: str) -> str:
     """A property's feedback without its first line (the property's own summary)."""
     return output.split("\n", 1)[-1].strip()
+
+
+def shown_name(result: PropertyResult, code: bool = False) -> str:
+    """A result's name as a student reads it (``code``: the name in a Markdown code span): a
+    property's own, a locked case's after words in the course's language."""
+    name = result.name.removeprefix(LOCKED_PREFIX) if is_locked(result) else result.name
+    name = f"`{name}`" if code else name
+    return _("locked case: {name}").format(name=name) if is_locked(result) else name
+
+
+def is_locked(result: PropertyResult) -> bool:
+    """Whether a result is a locked known-answer case (``check_locked`` names them so)."""
+    return result.name.startswith(LOCKED_PREFIX)

@@ -21,6 +21,7 @@ import pytest
 from .. import internals
 from ..config import Course
 from ..errors import GraderError
+from ..i18n import in_course_language
 from ..isolation import isolation_note
 from ..results import Grade, PropertyResult
 from .cells import cell_maps
@@ -29,6 +30,7 @@ from .plugin import EVERYTHING, GradingPlugin, Scope
 __all__ = ["EVERYTHING", "Scope", "grade_staged", "name_cells", "on_path", "run_suites"]
 
 
+@in_course_language
 def grade_staged(course: Course, root: Path, notes: Sequence[str], scope: Scope = EVERYTHING) -> Grade:
     """Run the suites on the staged submission in ``root`` here and return its grade, with
     ``notes`` (what staging noticed) after the isolation's."""
@@ -44,6 +46,7 @@ def name_cells(course: Course, root: Path, results: Iterable[PropertyResult]) ->
             if r.exercise in maps else r for r in results]
 
 
+@in_course_language
 def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, first_failure: bool = False,
                observers: tuple[object, ...] = ()) -> tuple[list[PropertyResult], float]:
     """Grade one prepared submission in this process; returns the results, in the suites' order,

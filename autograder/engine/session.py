@@ -41,6 +41,7 @@ from typing import Any
 
 from ..config import Course, Exercise
 from ..errors import SandboxFailure, StudentError
+from ..i18n import _
 from ..isolation import Child, Layout, Standby, Worker, WorkerLimits, detect
 from ..isolation.inside import codec
 
@@ -112,7 +113,7 @@ def not_implemented(call: Call) -> SandboxFailure:
     """The failure of a call to code not written yet. It names the function, not the arguments:
     every property that calls it fails with the same words, which a report says once."""
     name = call.label if isinstance(call, CallText) else call
-    return SandboxFailure("not_implemented", f"{name} is not implemented yet")
+    return SandboxFailure("not_implemented", _("{name} is not implemented yet").format(name=name))
 
 
 _PROBES = frozenset({"execute_example", "setup_example", "teardown_example"})
@@ -293,11 +294,12 @@ class Session:
             raise not_implemented(call)
         self.worker = self._new_worker()
         for done in range(1, len(self.lookups) + 1):
-            answer, *_ = self._exchange(self.lookups[done - 1], call)
+            answer = self._exchange(self.lookups[done - 1], call)[0]
             if answer != self.known.answers[tuple(self.lookups[:done])]:
                 self.close()
-                raise SandboxFailure("protocol", f"{call}: two fresh workers answered the same lookup differently "
-                                                 "(does importing the module depend on chance or time?)")
+                raise SandboxFailure("protocol", _("{call}: two fresh workers answered the same lookup differently "
+                                                   "(does importing the module depend on chance or time?)")
+                                     .format(call=call))
         return self._ask_worker(message, call, payload)
 
     def _sure_stub(self, message: dict) -> bool:
@@ -344,7 +346,8 @@ class Session:
         """What is left of the property's time budget; none left fails the call."""
         left = self.budget - self.spent
         if left <= 0:
-            raise SandboxFailure("budget", f"{call}: the time budget of {self.budget:g} s for this property is used up")
+            raise SandboxFailure("budget", _("{call}: the time budget of {seconds:g} s for this property is used up")
+                                 .format(call=call, seconds=self.budget))
         return left
 
     def _reply(self, answer: bytes, message: dict, call: Call, deadline: float, timeout: float) -> Any:
@@ -355,10 +358,12 @@ class Session:
             reply = codec.loads(answer, self._handle_in(self._label_for(message, call)), deadline=deadline)
         except codec.CodecTimeout:
             self.close()
-            raise SandboxFailure("timeout", f"{call}: took longer than {timeout:.3g} s (decoding its answer)") from None
+            raise SandboxFailure("timeout", _("{call}: took longer than {seconds:.3g} s (decoding its answer)")
+                                 .format(call=call, seconds=timeout)) from None
         except codec.CodecError as error:
             self.close()
-            raise SandboxFailure("protocol", f"{call}: the worker's answer was not valid data ({error})") from None
+            raise SandboxFailure("protocol", _("{call}: the worker's answer was not valid data ({error})")
+                                 .format(call=call, error=error)) from None
         finally:
             self.spent += self.clock() - started
         if type(reply) is dict and message["op"] == "call" and type(reply.get("printed", "")) is str:
@@ -366,7 +371,7 @@ class Session:
         kinds = {"ok", "error"} | ({"lookup_error", "attr"} if "name" in message and message["op"] == "call" else set())
         if type(reply) is not dict or len(reply) != 1 or not (kinds & reply.keys()):
             self.close()
-            raise SandboxFailure("protocol", f"{call}: the worker's answer had the wrong shape")
+            raise SandboxFailure("protocol", _("{call}: the worker's answer had the wrong shape").format(call=call))
         (kind, value), = reply.items()
         if kind == "error":
             raise self._failure(call, value, message)
@@ -389,15 +394,20 @@ class Session:
     def _failure(self, shown: Call, info: Any, message: dict) -> BaseException:
         call = str(shown)  # spelt out once, for whichever message follows
         if type(info) is not dict:
-            return SandboxFailure("protocol", f"{call}: the worker's error report had the wrong shape")
+            return SandboxFailure("protocol",
+                                  _("{call}: the worker's error report had the wrong shape").format(call=call))
         error = StudentError(call, info)
         if message["op"] == "import":
             if error.is_a("ModuleNotFoundError") and f"'{message['module']}'" in error.message:
-                return SandboxFailure("import", f"{message['module']} is missing from the submission")
+                return SandboxFailure("import",
+                                      _("{module} is missing from the submission").format(module=message["module"]))
             where = error.traceback.strip() or error.message
-            return SandboxFailure("import", f"{call} failed with {error.type_name}: {error.message}\n{where}")
+            failed = _("{call} failed with {error}: {message}").format(call=call, error=error.type_name,
+                                                                        message=error.message)
+            return SandboxFailure("import", f"{failed}\n{where}")
         if message["op"] == "getattr" and error.is_a("AttributeError"):
-            return MissingName(f"{call} does not exist in the submission ({error.message})")
+            return MissingName(_("{call} does not exist in the submission ({message})")
+                               .format(call=call, message=error.message))
         if error.is_a("NotImplementedError"):
             return not_implemented(shown)
         return error
@@ -407,7 +417,8 @@ class Session:
             return codec.encode(value._look_up(), self._handle_out)
         if isinstance(value, Remote) and value._session is self:
             if value._generation != self.generation:
-                raise SandboxFailure("protocol", f"{value!r} belonged to a worker that has since stopped")
+                raise SandboxFailure("protocol", _("{value} belonged to a worker that has since stopped")
+                                     .format(value=repr(value)))
             return {"$handle": value._number}
         raise codec.CodecError(f"cannot send {type(value).__name__} to student code "
                                "(only plain data and student objects)")

@@ -18,6 +18,7 @@ import time
 from typing import IO, Protocol
 
 from ..errors import SandboxFailure
+from ..i18n import _
 from .inside.frames import HEADER
 from .limits import WorkerLimits
 from .reaping import Strays
@@ -62,7 +63,8 @@ class Channel:
             (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
             if size > self.limits.message_mb << 20:
                 self.owner.close()
-                raise SandboxFailure("protocol", f"the answer was larger than {self.limits.message_mb} MB")
+                raise SandboxFailure("protocol",
+                                     _("the answer was larger than {size} MB").format(size=self.limits.message_mb))
             answer = self._read(size, deadline)
             self.owner.killed |= self.strays.kill()
             return answer
@@ -86,8 +88,8 @@ class Channel:
 
     def _timed_out(self, timeout: float) -> SandboxFailure:
         self.owner.close()
-        why = "the time limit" if timeout >= self.limits.call_seconds else "what was left of the time budget"
-        return SandboxFailure("timeout", f"took longer than {timeout:.3g} s ({why})")
+        why = _("the time limit") if timeout >= self.limits.call_seconds else _("what was left of the time budget")
+        return SandboxFailure("timeout", _("took longer than {seconds:.3g} s ({why})").format(seconds=timeout, why=why))
 
     def _hello(self, deadline: float) -> None:
         """The worker's first frame says whether it could confine itself."""
@@ -130,24 +132,24 @@ class Channel:
         """What the worker's end of the pipe closing says: how it ended."""
         code = self.owner.exit_code()
         if code is None or code == 0:
-            how = "the worker process stopped answering (os._exit or a closed pipe?)"
+            how = _("the worker process stopped answering (os._exit or a closed pipe?)")
         elif code < 0 or code > 128:
-            how = f"the worker process was killed by {_signal_name(-code if code < 0 else code - 128)}"
+            how = _killed(-code if code < 0 else code - 128)
         else:
-            how = f"the worker process exited with status {code} (sys.exit or os._exit?)"
+            how = _("the worker process exited with status {code} (sys.exit or os._exit?)").format(code=code)
         if not self.ready:
             return SandboxFailure("sandbox", f"the worker did not start ({how})")
         return SandboxFailure("crash", how)
 
 
-def _signal_name(number: int) -> str:
-    """A signal's name, with what it mostly means for a worker."""
+def _killed(number: int) -> str:
+    """How a worker killed by signal ``number`` ended: the signal's name, with what it mostly means."""
     try:
         name = signal.Signals(number).name
     except ValueError:
-        return str(number)
-    hint = {"SIGKILL": " (memory or CPU limit?)", "SIGXCPU": " (CPU time limit)", "SIGSEGV": " (crash)"}
-    return name + hint.get(name, "")
+        name = str(number)
+    hint = {"SIGKILL": _(" (memory or CPU limit?)"), "SIGXCPU": _(" (CPU time limit)"), "SIGSEGV": _(" (crash)")}
+    return _("the worker process was killed by {signal}").format(signal=name) + hint.get(name, "")
 
 
 def _wait(pipe: select.poll, deadline: float) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import GraderError, SandboxFailure
+from ..i18n import _
 from . import cgroup as cgroups
 from .inside import codec, landlock
 from .layers import LAYERS, UNSAFE_ENV, Isolation, IsolationRefused
@@ -74,10 +75,12 @@ def isolation_note() -> str:
     """One sentence for reports about the isolation in force."""
     found = isolation()
     if os.environ.get(UNSAFE_ENV) == "1" and not found.holds:
-        return (f"UNSAFE: grading ran without a sandbox ({found.describe()}); student code could read and write "
-                f"what the grader can ({found.why_missing()}).")
-    note = f"Student code ran in a sandbox: {found.describe()}."
-    return note + (f" Not available here: {found.why_missing()}." if found.missing else "")
+        return _("UNSAFE: grading ran without a sandbox ({layers}); student code could read and write what the "
+                 "grader can ({missing}).").format(layers=found.describe(), missing=found.why_missing())
+    note = _("Student code ran in a sandbox: {layers}.").format(layers=found.describe())
+    if not found.missing:
+        return note
+    return note + " " + _("Not available here: {missing}.").format(missing=found.why_missing())
 
 
 def require_isolation(unsafe: bool = False) -> Isolation:

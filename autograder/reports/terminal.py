@@ -12,33 +12,37 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..config import Course, Exercise
-from ..engine.report import cause, entries
+from ..engine.report import cause, entries, is_locked, shown_name
+from ..i18n import _, in_course_language, ngettext
 from ..results import Grade, PropertyResult
 
 
+@in_course_language
 def print_check(console: Console, course: Course, grade: Grade) -> None:
     """The self-check screen: a table with a row per exercise checked, what its numbers mean in
     words, then each failure's feedback. The exercises in progress (some of it passes, some
     not) come first; the properties that one cause stopped (a function not written yet) take
     one line, not one entry each."""
     grade = grade.capped(course.limits)
-    locked = any(map(_is_locked, grade.results))
+    locked = any(map(is_locked, grade.results))
     checked = [(e, [r for r in grade.results if r.exercise == e.module]) for e in course.exercises]
     checked = sorted([(e, results) for e, results in checked if results], key=lambda item: _progress(item[1]))
-    table = Table(title=f"{course.title}: self-check")
-    table.add_column("exercise", no_wrap=True)
-    for column in ("points", "public properties", *(["locked cases"] if locked else []), "still failing"):
+    table = Table(title=_("{title}: self-check").format(title=course.title))
+    table.add_column(_("exercise"), no_wrap=True)
+    for column in (_("points"), _("public properties"), *([_("locked cases")] if locked else []), _("still failing")):
         table.add_column(column)
     for exercise, results in checked:
-        properties = [r for r in results if not _is_locked(r)]
-        cases = [r for r in results if _is_locked(r)]
+        properties = [r for r in results if not is_locked(r)]
+        cases = [r for r in results if is_locked(r)]
         failing = [r for r in results if not r.passed]
         style = "green" if not failing else ("red" if len(failing) == len(results) else "yellow")
         cells = [exercise.module, exercise.points_text,
-                 f"[{style}]{sum(r.score for r in properties):g} of {sum(r.points for r in properties):g} points[/]"]
+                 f"[{style}]" + _("{score:g} of {points:g} points").format(
+                     score=sum(r.score for r in properties), points=sum(r.points for r in properties)) + "[/]"]
         if locked:
-            cells.append(f"{sum(r.passed for r in cases)} of {len(cases)} pass" if cases else "none")
-        cells.append(_failing(failing) if failing else "[green]nothing[/]")
+            cells.append(_("{passed} of {total} pass").format(passed=sum(r.passed for r in cases), total=len(cases))
+                         if cases else _("none"))
+        cells.append(_failing(failing) if failing else "[green]" + _("nothing") + "[/]")
         table.add_row(*cells)
     console.print(table)
     console.print(_how_to_read(course, checked, locked), highlight=False)
@@ -49,14 +53,14 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
         for group in failures:
             first = group[0]
             if first.blocked and "\n" not in cause(first):
-                console.print(f"{cause(first)}: {', '.join(r.name for r in group)}", markup=False, highlight=False)
+                console.print(f"{cause(first)}: {', '.join(map(shown_name, group))}", markup=False, highlight=False)
                 continue
-            console.print(f"\n[bold red]✗ {first.name}[/]", highlight=False)
+            console.print(f"\n[bold red]✗ {escape(shown_name(first))}[/]", highlight=False)
             console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False)
     working = [e.module for e, results in checked if not all(r.passed for r in results)]
     if len(checked) > 1 and working:
-        console.print(f"\nWorking on one exercise? [bold]python -m autograder check --exercise {working[0]}[/] "
-                      "checks it alone.", highlight=False)
+        console.print("\n" + _("Working on one exercise? {command} checks it alone.").format(
+            command=f"[bold]python -m autograder check --exercise {working[0]}[/]"), highlight=False)
     if grade.notes_text:
         console.print()
         console.print(grade.notes_text, markup=False, highlight=False)
@@ -71,32 +75,30 @@ def _progress(results: list[PropertyResult]) -> int:
 
 def _failing(failing: list[PropertyResult]) -> str:
     """What still fails on an exercise, counted: ``3 properties, 1 locked case``."""
-    properties = sum(not _is_locked(r) for r in failing)
+    properties = sum(not is_locked(r) for r in failing)
     cases = len(failing) - properties
-    counted = [(properties, "property", "properties"), (cases, "locked case", "locked cases")]
-    return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counted if n)
+    counted = [ngettext("{count} property", "{count} properties", properties).format(count=properties)
+               if properties else "",
+               ngettext("{count} locked case", "{count} locked cases", cases).format(count=cases) if cases else ""]
+    return _(", ").join(said for said in counted if said)
 
 
 def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResult]]], locked: bool) -> str:
     """The table's numbers in words, said once under it."""
-    words = ["Public properties: the properties this check runs, and the points they give out of what they are "
-             "worth."]
-    if any(sum(r.points for r in results if not _is_locked(r)) < e.points for e, results in checked):
-        words.append("Official grading also runs hidden properties, which make up the rest of an exercise's points "
-                     "(the points column): full public points do not mean full marks.")
+    words = [_("Public properties: the properties this check runs, and the points they give out of what they are "
+               "worth.")]
+    if any(sum(r.points for r in results if not is_locked(r)) < e.points for e, results in checked):
+        words.append(_("Official grading also runs hidden properties, which make up the rest of an exercise's "
+                       "points (the points column): full public points do not mean full marks."))
     if locked:
-        words.append("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
-                     "hash, so you learn pass or fail but never the answer; they give no points here, and official "
-                     "grading checks the same answers.")
-    if any(e.bonus for e, _ in checked):
-        words.append(f"Full marks are {course.max_score_text}: a bonus exercise's points come on top.")
-    words.append("An exercise is ready when nothing on its row still fails.")
+        words.append(_("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
+                       "hash, so you learn pass or fail but never the answer; they give no points here, and "
+                       "official grading checks the same answers."))
+    if any(e.bonus for e, results in checked):
+        words.append(_("Full marks are {total}: a bonus exercise's points come on top.").format(
+            total=course.max_score_text))
+    words.append(_("An exercise is ready when nothing on its row still fails."))
     return " ".join(words)
-
-
-def _is_locked(result: PropertyResult) -> bool:
-    """Whether a result is a locked known-answer case (``check_locked`` names them so)."""
-    return result.name.startswith("locked case: ")
 
 
 def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade | None, str]]) -> None:

@@ -17,7 +17,8 @@ from ...config import Course
 from ...engine.feedback import is_blocked
 from ...engine.session import MissingName, open_session
 from ...errors import GraderError, SandboxFailure, StudentError
-from ...results import PropertyResult
+from ...i18n import _, in_course_language, ngettext
+from ...results import LOCKED_PREFIX, PropertyResult
 from .cases import Case, SealedPart, Step, literal, load_cases
 from .hashing import digest
 
@@ -40,6 +41,7 @@ def _run(step: Step, target: Any, support: Callable[[str], Any]) -> Any:
     return value
 
 
+@in_course_language
 def check_locked(course: Course, submission: Path) -> list[PropertyResult]:
     """Run every sealed case on a prepared submission in the sandbox; one result per case."""
     results = []
@@ -53,15 +55,16 @@ def check_locked(course: Course, submission: Path) -> list[PropertyResult]:
 def _check_case(course: Course, submission: Path, case: Case) -> PropertyResult:
     exercise = course.exercise(case.exercise)
     session = open_session(course, submission, exercise, course.limits.property_seconds)
-    result = PropertyResult(exercise=case.exercise, name=f"locked case: {case.name}", points=0, score=0, passed=False,
+    result = PropertyResult(exercise=case.exercise, name=f"{LOCKED_PREFIX}{case.name}", points=0, score=0, passed=False,
                             hidden=False, output="")
     try:
         output = run_case(case, session.module(f"{course.package}.{case.exercise}"), session.module)
     except (StudentError, SandboxFailure, MissingName) as error:
         if is_blocked(error):  # as the properties it stops say it, after a first line of the case's own
-            return replace(result, output=f"Locked case {case.name!r}\n\n{error}", blocked=True)
-        return replace(result, output=f"Locked case {case.name!r} failed:\n\n{error}\n\n"
-                                      f"Its calls:\n{_indented(case.describe())}{_support_notes(course, case)}")
+            return replace(result, output=_("Locked case {name}").format(name=repr(case.name)) + f"\n\n{error}",
+                           blocked=True)
+        return replace(result, output=_("Locked case {name} failed:").format(name=repr(case.name)) + f"\n\n{error}\n\n"
+                       + _("Its calls:") + f"\n{_indented(case.describe())}{_support_notes(course, case)}")
     finally:
         session.close()
     salt = case.entry.salt or ""
@@ -70,19 +73,22 @@ def _check_case(course: Course, submission: Path, case: Case) -> PropertyResult:
     parts = case.entry.parts or [SealedPart(calls=list(range(len(case.calls))), sha256=case.entry.sha256 or "")]
     wrong = [part.calls for part in parts if digest(salt, [output[i] for i in part.calls]) != part.sha256]
     singles = [calls[0] for calls in wrong if len(calls) == 1]
-    told = [f"the answer{' of this call differs' if len(singles) == 1 else 's of these calls differ'} from the "
-            f"reference's:\n\n{_indented(case.describe(singles))}"] if singles else []
+    told = [ngettext("the answer of this call differs from the reference's:",
+                     "the answers of these calls differ from the reference's:", len(singles))
+            + f"\n\n{_indented(case.describe(singles))}"] if singles else []
     for calls in (calls for calls in wrong if len(calls) > 1):  # answers hashed together
-        told.append(f"{'and ' if told else 'the answer of '}at least one of these calls differs (their answers are "
-                    f"locked together, so the check cannot tell which):\n\n{_indented(case.describe(calls))}")
+        told.append((_("and at least one of these calls differs (their answers are locked together, so the check "
+                       "cannot tell which):") if told else
+                     _("the answer of at least one of these calls differs (their answers are locked together, so "
+                       "the check cannot tell which):")) + f"\n\n{_indented(case.describe(calls))}")
     right = [i for i in range(len(case.calls)) if all(i not in calls for calls in wrong)]
     if right:
-        told.append(f"Its other calls gave the reference's answers:\n{_indented(case.describe(right))}")
+        told.append(_("Its other calls gave the reference's answers:") + f"\n{_indented(case.describe(right))}")
     said = "\n\n".join(told)
     return replace(result, output=(
-        f"Locked case {case.name!r}: {said}{_support_notes(course, case)}\n\n"
-        "The expected answers are locked (only a salted hash of them ships with the course), so they are not "
-        "shown; the docstrings' rules and examples decide them."))
+        _("Locked case {name}:").format(name=repr(case.name)) + f" {said}{_support_notes(course, case)}\n\n"
+        + _("The expected answers are locked (only a salted hash of them ships with the course), so they are not "
+            "shown; the docstrings' rules and examples decide them.")))
 
 
 def _indented(text: str) -> str:
@@ -95,7 +101,7 @@ def _support_notes(course: Course, case: Case) -> str:
     docstring's first line."""
     named = case.support()
     notes = []
-    for module in dict.fromkeys(module for module, _ in named):
+    for module in dict.fromkeys(module for module, _attribute in named):
         path = next((course.path(m) for m in course.sandbox.support_modules if Path(m).stem == module), None)
         if path is None:
             continue
@@ -103,7 +109,8 @@ def _support_notes(course: Course, case: Case) -> str:
         package = ".".join(relative.parent.parts)
         where = f"from {package} import {module}" if package else f"import {module}"
         docs = _first_lines(path)
-        notes.append(f"{module} is the course's {relative.as_posix()} ({where}):")
+        notes.append(_("{module} is the course's {path} ({where}):").format(module=module, path=relative.as_posix(),
+                                                                          where=where))
         notes += [f"    {module}.{attribute}" + (f": {docs[attribute]}" if docs.get(attribute) else "")
                   for m, attribute in named if m == module]
     return "\n\n" + "\n".join(notes) if notes else ""

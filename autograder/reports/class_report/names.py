@@ -9,8 +9,9 @@ import re
 import secrets
 from pathlib import Path
 
-KEY_FILE = ".pseudonym-key"  # in the grades folder; a dot name no submission can be filed under
+from ... import bidi
 
+KEY_FILE = ".pseudonym-key"  # in the grades folder; a dot name no submission can be filed under
 
 
 class Names:
@@ -28,6 +29,11 @@ class Names:
 
     def __call__(self, name: str) -> str:
         return self.shown.get(name, name)
+
+    def html(self, name: str) -> str:
+        """What the page calls ``name``, as HTML isolated from the text around it (a name may be
+        written right to left)."""
+        return bidi.bdi(self(name))
 
     def scrub(self, text: str) -> str:
         """``text`` with every submission's name replaced by its pseudonym (feedback, notes, code)."""

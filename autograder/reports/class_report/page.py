@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
+from ... import __version__, bidi
 from ...config import Course
 from ...errors import GraderError
 from ...results import NOT_WRITTEN
@@ -181,7 +181,7 @@ def render(course: Course, folder: Path, batch: Batch, modules: list[str], stats
     title = f"{course.title}: class report"
     who = "students of the nbgrader course" if batch.origin == "nbgrader" else "submissions"
     made = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    header = (f"<header><h1>{esc(title)}</h1><p class=privacy><b>Contains student data</b> "
+    header = (f"<header><h1>{bidi.bdi(course.title)}: class report</h1><p class=privacy><b>Contains student data</b> "
               f"({'pseudonymised' if names.anonymise else 'names, scores, feedback and code'}): see "
               '<a href="#privacy">Privacy</a>.</p>'
               f"<p>{len(entries)} {who} in <code>{esc(names.scrub(folder.name))}</code>; made {made} by "
@@ -222,7 +222,7 @@ def _exercise_table(course: Course, entries: list[Entry], modules: list[str]) ->
         exercise = course.exercise(module)
         values = [e.scores(course)[module] for e in entries if module in e.scores(course)]
         full = sum(1 for v in values if v >= exercise.points)
-        rows.append(f"<tr><td><code>{html.escape(module)}</code></td><td>{html.escape(exercise.title)}</td>"
+        rows.append(f"<tr><td><code>{html.escape(module)}</code></td><td dir=auto>{html.escape(exercise.title)}</td>"
                     f"<td>{exercise.points_text}</td><td>{_stats_line(values)}</td><td>{full}</td></tr>")
     return ("<table><thead><tr><th>exercise</th><th>title</th><th>points</th><th>scores</th><th>full marks</th>"
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
@@ -237,7 +237,7 @@ def _submission_table(course: Course, entries: list[Entry], regular: list[str], 
         total = _number(entry.score)  # bonus included, as in grades.csv
         seconds = "–" if entry.seconds is None or not entry.graded else f"{entry.seconds:.1f} s"
         rows.append(f'<tr class="submission" data-name="{html.escape(names(entry.name))}" data-total="{total}">'
-                    f"<td>{html.escape(names(entry.name))}</td>{cells}<td><b>{total}</b></td>"
+                    f"<td>{names.html(entry.name)}</td>{cells}<td><b>{total}</b></td>"
                     f"<td>{seconds}</td><td>{html.escape(names.scrub(entry.note))}</td></tr>")
     return ("<details><summary>Every submission</summary><table><thead><tr><th>submission</th>"
             f"{head}<th>total (bonus included)</th><th>time</th><th>note</th></tr></thead><tbody>{''.join(rows)}"
@@ -260,7 +260,7 @@ def _property_table(stats: list[PropertyStats]) -> str:
         rows.append(
             f'<tr class="{kind}" data-property="{html.escape(s.key)}" data-failed="{len(s.failed)}" '
             f'data-graded="{s.graded}" data-unwritten="{s.unwritten}"><td><code>{html.escape(s.exercise)}</code></td>'
-            f'<td>{link}<div class="summary">{html.escape(s.summary)}</div></td><td>{kind}</td><td>{s.points}</td>'
+            f'<td>{link}<div class="summary">{bidi.inline(s.summary)}</div></td><td>{kind}</td><td>{s.points}</td>'
             f'<td class="share"><span class="bar" style="width:{100 * s.share:.0f}%"></span>'
             f"{100 * s.share:.0f}% ({len(s.failed)} of {s.graded}){unwritten}</td><td>{mutants}</td></tr>")
     columns = "".join(f'<col style="width:{width}%">' for width in (14, 40, 6, 5, 13, 22))
@@ -287,7 +287,7 @@ def _examples(stats: list[PropertyStats], names: Names) -> str:
             if len(with_example) > 4:
                 parts.append(f"<p>… and {len(with_example) - 4} other counterexamples.</p>")
         if without:
-            reasons = "".join(f"<li>{e.count} × {html.escape(names.scrub(e.reason) or 'failed')}</li>"
+            reasons = "".join(f"<li>{e.count} × {bidi.inline(names.scrub(e.reason) or 'failed')}</li>"
                               for e in without[:5])
             parts.append(f"<p>Failures without a counterexample (an error before any example, or an explicit "
                          f"check):</p><ul>{reasons}</ul>")
@@ -310,7 +310,7 @@ def _example_html(example: Example, names: Names, label: str) -> str:
         rows.append(f'<tr><th>reference\'s answer</th><td class="expected"><code>'
                     f"{html.escape(names.scrub(example.expected))}</code></td></tr>")
     elif example.reason:
-        rows.append(f"<tr><th>feedback</th><td>{html.escape(names.scrub(example.reason))}</td></tr>")
+        rows.append(f"<tr><th>feedback</th><td>{bidi.inline(names.scrub(example.reason))}</td></tr>")
     return f'<table class="counterexample">{"".join(rows)}</table>'
 
 
@@ -348,21 +348,21 @@ def _similarity_section(similar: Similarity | None, names: Names) -> str:
         return "".join(parts)
     rows = "".join(
         f'<tr class="pair" data-first="{html.escape(names(p.first))}" data-second="{html.escape(names(p.second))}" '
-        f'data-score="{p.score:.4f}"><td>{rank}</td><td><a href="#pair-{rank}">{html.escape(names(p.first))} · '
-        f"{html.escape(names(p.second))}</a></td><td><b>{100 * p.score:.0f}%</b></td>"
+        f'data-score="{p.score:.4f}"><td>{rank}</td><td><a href="#pair-{rank}">{names.html(p.first)} · '
+        f"{names.html(p.second)}</a></td><td><b>{100 * p.score:.0f}%</b></td>"
         f"<td>{100 * p.first_share:.0f}% / {100 * p.second_share:.0f}%</td></tr>"
         for rank, p in enumerate(similar.pairs, 1))
     parts.append('<table class="pairs"><thead><tr><th>rank</th><th>pair</th><th>score</th>'
                  f"<th>share of each found in the other</th></tr></thead><tbody>{rows}</tbody></table>")
     for rank, pair in enumerate(similar.pairs[:MAX_PAIRS], 1):
         parts.append(f'<details class="regions" id="pair-{rank}"{" open" if rank <= 3 else ""}><summary>#{rank} '
-                     f"{html.escape(names(pair.first))} · {html.escape(names(pair.second))}: "
+                     f"{names.html(pair.first)} · {names.html(pair.second)}: "
                      f"{100 * pair.score:.0f}%</summary>")
         for region in pair.regions:
             parts.append(f"<h4><code>{html.escape(region.module)}</code> ({100 * region.left_share:.0f}% / "
                          f'{100 * region.right_share:.0f}%)</h4><div class="side">'
-                         f"<div><div class=who>{html.escape(names(pair.first))}</div><pre>{region.left}</pre></div>"
-                         f"<div><div class=who>{html.escape(names(pair.second))}</div><pre>{region.right}</pre></div>"
+                         f"<div><div class=who>{names.html(pair.first)}</div><pre>{region.left}</pre></div>"
+                         f"<div><div class=who>{names.html(pair.second)}</div><pre>{region.right}</pre></div>"
                          "</div>")
         parts.append("</details>")
     if len(similar.pairs) > MAX_PAIRS:

@@ -11,7 +11,9 @@ import yaml
 
 from ...config import Course
 from ...errors import GraderError
+from ...i18n import read_back
 from ...results import split_feedback
+from ...suite import EXPECTED
 from .load import Entry
 
 
@@ -49,12 +51,13 @@ class PropertyStats:
 
 
 _FALSIFYING = re.compile(r"^Falsifying (?:explicit )?example: \w+\($")
-_EXPECTED = re.compile(r"^(?:(?P<call>.*?): )?expected (?P<expected>.*?), got (?P<got>.*)$", re.S)
+_ANY = "(?s:.*?)"
 
 
 def read_failure(output: str) -> Example:
     """A failed public property's feedback (:func:`autograder.engine.feedback.property_feedback`: the summary, a
-    blank line, the message, then hypothesis's notes) taken apart."""
+    blank line, the message, then hypothesis's notes) taken apart, in whichever language the
+    course spoke when it was graded."""
     body = split_feedback(output)[1].splitlines()
     arguments: list[str] = []
     message: list[str] = []
@@ -72,8 +75,8 @@ def read_failure(output: str) -> Example:
             message.append(line)
     text = "\n".join(message).strip()
     first = text.split("\n\n", 1)[0].strip()
-    found = _EXPECTED.match(first)
-    return Example(arguments=" ".join(arguments).rstrip(","), call=(found and found["call"] or "").strip(),
+    found = read_back(EXPECTED, first, what=_ANY, expected=_ANY, got="(?s:.*)")
+    return Example(arguments=" ".join(arguments).rstrip(","), call=found["what"].strip() if found else "",
                    expected=found["expected"].strip() if found else "",
                    reason=(first.splitlines() or [""])[0])
 

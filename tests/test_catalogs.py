@@ -1,0 +1,122 @@
+"""The engine's message catalogs (autograder/i18n.py): extraction is up to date, every language
+translates every text with the same placeholders, and the committed .mo files say what the .po do."""
+
+from __future__ import annotations
+
+import gettext
+import re
+import string
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.pofile import read_po
+
+from autograder import i18n
+from autograder.i18n import LOCALE_DIR
+
+POT = LOCALE_DIR / "autograder.pot"
+LANGUAGES = sorted(path.name for path in LOCALE_DIR.iterdir() if path.is_dir())
+
+
+def _catalog(path: Path):
+    with path.open("rb") as file:
+        return read_po(file)
+
+
+def _ids(catalog) -> set:
+    return {message.id for message in catalog if message.id}
+
+
+def placeholders(text: str) -> Counter:
+    """The ``{field:spec}`` fields of a ``str.format`` text, counted."""
+    return Counter(f"{name}:{spec}" for _, name, spec, _ in string.Formatter().parse(text) if name is not None)
+
+
+def placeholder_drift(message) -> list[str]:
+    """How each translation of ``message`` differs from its English in placeholders."""
+    ids = message.id if isinstance(message.id, tuple) else (message.id,)
+    strings = message.string if isinstance(message.string, tuple) else (message.string,)
+    expected = placeholders(ids[0])
+    problems = []
+    for index, text in enumerate(strings):
+        try:
+            found = placeholders(text)
+        except ValueError as error:  # an unmatched brace
+            problems.append(f"form {index}: {error}")
+            continue
+        if found != expected and text:
+            problems.append(f"form {index}: {sorted(found.elements())} for {sorted(expected.elements())}")
+    return problems
+
+
+def test_the_template_holds_every_marked_text_of_the_engine():
+    extracted = {found[2] for found in extract_from_dir(str(LOCALE_DIR.parent))}
+    assert _ids(_catalog(POT)) == extracted, "autograder.pot is out of date: run make messages"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_language_has_the_template_s_texts(language):
+    po = LOCALE_DIR / language / "LC_MESSAGES" / "autograder.po"
+    assert _ids(_catalog(po)) == _ids(_catalog(POT)), f"{po.name} of {language} is out of date: run make messages"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_text_is_translated(language):
+    catalog = _catalog(LOCALE_DIR / language / "LC_MESSAGES" / "autograder.po")
+    missing = [message.id for message in catalog if message.id
+               and (message.fuzzy or not all(message.string if isinstance(message.string, tuple)
+                                             else [message.string]))]
+    assert not missing, f"no {language} translation of {missing}"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_translations_keep_the_placeholders(language):
+    catalog = _catalog(LOCALE_DIR / language / "LC_MESSAGES" / "autograder.po")
+    drift = {message.id: problems for message in catalog if message.id and (problems := placeholder_drift(message))}
+    assert not drift
+
+
+def test_a_dropped_or_renamed_placeholder_is_found():
+    catalog = _catalog(LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po")
+    message = catalog["{what}: expected {expected}, got {got}"]
+    message.string = message.string.replace("{got}", "{result}")
+    assert placeholder_drift(message)
+    message.string = message.string.replace("{result}", "")
+    assert placeholder_drift(message)
+    message = catalog["took longer than {seconds:.3g} s ({why})"]
+    message.string = message.string.replace("{seconds:.3g}", "{seconds}")  # the format spec is part of it
+    assert placeholder_drift(message)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_committed_mo_says_what_the_po_says(language):
+    folder = LOCALE_DIR / language / "LC_MESSAGES"
+    with (folder / "autograder.mo").open("rb") as file:
+        compiled = gettext.GNUTranslations(file)
+    catalog = _catalog(folder / "autograder.po")
+    for message in catalog:
+        if not message.id:
+            continue
+        if isinstance(message.id, tuple):
+            for count, form in ((1, 0), (2, 1)):
+                said = compiled.ngettext(*message.id, count)
+                assert said == message.string[form], f"{language}: run make messages-compile"
+        else:
+            assert compiled.gettext(message.id) == message.string, f"{language}: run make messages-compile"
+
+
+def test_persian_writes_latin_digits_persian_letters_and_no_bidi_controls():
+    catalog = _catalog(LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po")
+    for message in catalog:
+        for text in message.string if isinstance(message.string, tuple) else [message.string]:
+            assert not re.search(r"[۰-۹٠-٩يك\u200E\u200F\u202A-\u202E\u2066-\u2069]", text), text
+
+
+def test_the_engine_speaks_the_language_it_is_asked_to():
+    with i18n.speaking("fa"):
+        assert i18n._("not implemented yet") == "هنوز نوشته نشده است"
+        with i18n.speaking("en"):
+            assert i18n._("not implemented yet") == "not implemented yet"
+    assert i18n._("not implemented yet") == "not implemented yet"
