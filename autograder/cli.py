@@ -110,6 +110,8 @@ def _grading(commands: Any) -> None:
     bench.add_argument("--out", type=Path, default=Path("out/bench"))
     bench.add_argument("--json", action="store_true", help="print the throughput targets as one JSON object")
     bench.add_argument("--profile", action="store_true", help="split grading's time by where it goes (cProfile)")
+    bench.add_argument("--write-results", type=Path, metavar="PAGE",
+                       help="measure as --json does and write the results page (docs/results.md) from it")
 
 
 def _delivery(commands: Any) -> None:

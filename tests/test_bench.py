@@ -26,3 +26,18 @@ def test_own_time_goes_by_file_and_builtins_follow_their_biggest_caller():
     split = _categorise(stats)
     assert split == {names[0]: 1.0, names[1]: 6.5, names[2]: 1.5, names[3]: 2.0, names[4]: 0.0, names[5]: 0.12,
                      "other": 0.06}
+
+
+def test_the_results_page_lists_every_figure_with_its_unit_and_where_it_was_measured():
+    from autograder.authoring.bench import KEYS, results_page
+
+    figures = {"reference_seconds": 2.5, "reference_seconds_jobs1": 4.0, "overhead_ratio": 3.25,
+               "batch_per_minute_jobs2": 40.0, "first_grading_seconds": None}
+    page = results_page(figures, "autograder bench --json --copies 6", "a 2-core machine", "2026-12-04", "abc1234")
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == list(KEYS)
+    assert "| `reference_seconds` | 2.5 s |" in page and "| `reference_seconds_jobs1` | 4 s |" in page
+    assert "| `overhead_ratio` | 3.25× |" in page
+    assert "| `batch_per_minute_jobs2` | 40 |" in page and "| `first_grading_seconds` | (not in this run) |" in page
+    assert " ".join(page.split()).count("Measured on 2026-12-04 with `autograder bench --json --copies 6`, engine at "
+                                        "commit `abc1234`, on a 2-core machine.") == 1

@@ -247,6 +247,24 @@ def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypa
     assert csv_rows[0] == csv_rows[1]  # all but graded_at and the note
 
 
+def test_a_lone_submission_is_split_in_a_group_of_exercises_per_idle_grader():
+    """Each part costs a grader's round of pytest and zygotes: a lone submission on two jobs is
+    graded in two runs of exercises, public then hidden, not in a part per exercise."""
+    from autograder.batch.parts import GradingInParts
+    from autograder.config import load_course
+
+    course = load_course(ROOT / "course.yaml")
+    modules = [e.module for e in course.exercises]
+    four = [modules[:1], modules[1:3], modules[3:4], modules[4:]]
+    for groups, expected in ((2, [modules[:3], modules[3:]]), (4, four), (9, [[m] for m in modules])):
+        parts = GradingInParts(course, "one", None, ROOT / "unused", None, groups)
+        try:
+            assert parts.exercises == expected * 2 and parts.public == len(expected)
+        finally:
+            parts.scratch.cleanup()
+    assert GradingInParts(course, "one", None, ROOT / "unused", None, 1).exercises == [None]
+
+
 def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypatch):
     """A submission graded in parts gets no grade if one part's grader fails, and keeps that
     part's log."""

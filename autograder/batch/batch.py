@@ -124,7 +124,8 @@ class _Batch:
         """Grade what :meth:`stage` left to grade, ``jobs`` at once, with a progress bar that
         counts every submission (those unreadable or unchanged are done before grading starts)."""
         jobs = self.options.jobs if self.elsewhere is None else max(1, len(self.todo))  # a cluster spreads them
-        split = self.elsewhere is None and len(self.todo) < jobs  # threads would idle: they share the submissions
+        # threads that would idle share the submissions: each is split over as many groups as keep them busy
+        groups = -(-jobs // len(self.todo)) if self.elsewhere is None and 0 < len(self.todo) < jobs else 1
         graders = GraderPool()
         grader = graders.grade if self.elsewhere is None else self.elsewhere.grade
         columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -136,7 +137,7 @@ class _Batch:
             running: dict[Future, tuple[_Pending, GradingInParts]] = {}
             for pending in self.todo:
                 parts = GradingInParts(self.course, pending.name, pending.staged, pending.folder,
-                                       self.options.exercises, split)
+                                       self.options.exercises, groups)
                 running |= {threads.submit(parts.grade, index, grader): (pending, parts) for index in parts.indices}
             for future in as_completed(running):
                 future.result()

@@ -24,15 +24,18 @@ Grader = Callable[[Course, str, Staged, Path, Part], Graded]  # GraderPool.grade
 
 
 class GradingInParts:
-    """One submission's grading into its report folder: whole, or (``split``) in parts of one
-    exercise each, graded at once on whichever graders are free and then put together.
+    """One submission's grading into its report folder: whole, or split over ``groups`` of its
+    exercises (as many as the graders that would otherwise idle), graded at once on whichever
+    graders are free and then put together. A group is a run of exercises in the course's order,
+    as even in number as can be: each part costs a grader's round of pytest and zygotes, which
+    for an exercise alone was as much as a third of its time.
 
     A split grading keeps what a whole one keeps: every public property is graded before any
-    hidden one (docs/security.md). Its parts are first the public properties of each exercise,
-    then, once all of those are graded, the hidden properties of each exercise, a part each,
-    which is given its exercise's public results and answers all of them, in the suite's order.
+    hidden one (docs/security.md). Its parts are first the public properties of each group,
+    then, once all of those are graded, the hidden properties of each group, a part each,
+    which is given its group's public results and answers all of them, in the suites' order.
 
-    A part is graded as that exercise alone is (``grade --exercise``), into a scratch folder,
+    A part is graded as its exercises alone are (``grade --exercise``), into a scratch folder,
     with the submission's time budget counted from the moment the first part began (so it
     still caps the whole grading's wall time). The hidden parts' results in the course's order, and
     their notes (the same in each), make the grade the whole would give (:meth:`Grade.joined`):
@@ -42,14 +45,16 @@ class GradingInParts:
     """
 
     def __init__(self, course: Course, name: str, staged: Staged, folder: Path, exercises: list[str] | None,
-                 split: bool):
+                 groups: int):
         self.course, self.name, self.staged, self.folder = course, name, staged, folder
         modules = [e.module for e in course.exercises if exercises is None or e.module in exercises]
-        whole = not split or len(modules) < 2 or len(modules) != len(set(exercises or modules))  # or a name unknown
-        apart: list[list[str] | None] = [[module] for module in modules]
+        whole = groups < 2 or len(modules) < 2 or len(modules) != len(set(exercises or modules))  # or a name unknown
+        count = min(groups, len(modules))
+        apart: list[list[str] | None] = [modules[len(modules) * i // count:len(modules) * (i + 1) // count]
+                                         for i in range(count)]
         self.exercises = [exercises] if whole else apart * 2
         self.indices = range(len(self.exercises))
-        self.public = 0 if whole else len(modules)  # parts 0 .. public - 1 grade the public properties
+        self.public = 0 if whole else count  # parts 0 .. public - 1 grade the public properties
         self.answers: dict[int, Graded] = {}
         self.scratch = tempfile.TemporaryDirectory(prefix="autograder-parts-") if len(self.exercises) > 1 else None
         self.began: float | None = None

@@ -1,4 +1,4 @@
-"""``bench [SUBMISSION] [--json] [--profile]``: what grading costs, measured side by side
+"""``bench [SUBMISSION] [--json] [--profile] [--write-results PAGE]``: what grading costs, measured side by side
 (:mod:`autograder.authoring.bench`)."""
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ from . import refuse_release
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     refuse_release(course)
-    if args.json or args.profile:
+    if args.json or args.profile or args.write_results:
         require_isolation(args.unsafe)
         figures: dict[str, object] = {}
         if args.profile:
             figures["profile"] = bench.profile(course, Console(stderr=True) if args.json else console)
+        if args.json or args.write_results:
+            measured = bench.targets(course, args.copies, args.out)
+            figures |= measured
+            if args.write_results:
+                bench.write_results(args.write_results, measured, args.copies)
         if args.json:
-            figures |= bench.targets(course, args.copies, args.out)
             print(json.dumps(figures))
         return 0
     if args.submission is None and not course.samples:

@@ -70,7 +70,7 @@ class GradingPlugin:
         self.spent = {e.module: 0.0 for e in course.exercises}
         self.started = time.monotonic() if scope.began is None else min(scope.began, time.monotonic())  # the budget's
         self.known: dict[str, FreshAnswers] = {}
-        self.standbys: dict[tuple[str, bool], Standby] = {}
+        self.standbys: dict[tuple[WorkerLimits, bool], Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
         self.examples = Examples(cache_folder(), course_digest(course), course.hypothesis.seed)
 
@@ -162,14 +162,17 @@ class GradingPlugin:
         self.spent[exercise.module] += session.spent
 
     def _standby(self, exercise: Exercise, hidden: bool) -> Standby:
-        """The :class:`~autograder.isolation.Standby` of the exercise's public or hidden properties
-        (those run one after another: the last one's is closed, so that no worker idles). The
-        hidden ones never share a zygote, nor a worker booted ahead, with the public ones."""
-        key = (exercise.module, hidden)
+        """The :class:`~autograder.isolation.Standby` of the public or the hidden properties of the
+        exercises whose workers have ``exercise``'s limits (their workers see the same files, and a
+        zygote's imports are those of the whole package, so the exercises need one zygote, not
+        one each). Properties run one after another, the public ones first: the last standby is
+        closed when another is needed, so that no worker idles. The hidden properties never share
+        a zygote, nor a worker booted ahead, with the public ones."""
+        limits = WorkerLimits.for_course(self.course.limits, exercise.call_seconds)
+        key = (limits, hidden)
         if key not in self.standbys:
             self.close_standbys()
-            self.standbys[key] = Standby(Layout.for_course(self.course, self.submission),
-                                         WorkerLimits.for_course(self.course.limits, exercise.call_seconds),
+            self.standbys[key] = Standby(Layout.for_course(self.course, self.submission), limits,
                                          module=f"{self.course.package}.{exercise.module}")
         return self.standbys[key]
 
