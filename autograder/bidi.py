@@ -22,9 +22,10 @@ RIGHT_TO_LEFT = {"fa"}
 _FENCED = re.compile(r"(^[ \t]{0,3}```[^\n]*\n.*?^[ \t]{0,3}```[ \t]*$)", flags=re.M | re.S)
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 # a run of right-to-left prose: Arabic-script letters and marks, the non-joiner, and the spaces and
-# punctuation between them
-_PROSE = re.compile(r"[\u0600-\u06FF\u200C\uFB50-\uFDFF\uFE70-\uFEFF]+(?:[\s«»:؛،.!?()]*"
-                    r"[\u0600-\u06FF\u200C\uFB50-\uFDFF\uFE70-\uFEFF]+)*[«»:؛،.!?]*")
+# punctuation between them (a dash too: a hidden property's line is "description — reason"), and
+# after them (a closing parenthesis too: a sentence may end inside one)
+_PROSE = re.compile(r"[\u0600-\u06FF\u200C\uFB50-\uFDFF\uFE70-\uFEFF]+(?:[\s«»:؛،.!?()—]*"
+                    r"[\u0600-\u06FF\u200C\uFB50-\uFDFF\uFE70-\uFEFF]+)*[«»:؛،.!?)]*")
 
 
 def right_to_left(language: str) -> bool:
@@ -40,6 +41,12 @@ def direction(language: str) -> str:
 def has_prose(text: str) -> bool:
     """Whether ``text`` has right-to-left prose in it."""
     return _PROSE.search(text) is not None
+
+
+def quoted(language: str, name: str) -> str:
+    """``name`` quoted in a sentence of ``language``: in guillemets in a right-to-left language
+    (its prose runs on through them, so a page keeps the sentence whole), else as Python writes it."""
+    return f"«{name}»" if right_to_left(language) else repr(name)
 
 
 def markdown(language: str, text: str) -> str:

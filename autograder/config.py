@@ -9,7 +9,9 @@ grader process, an nbgrader config) names that file and not some ``course.yaml``
 ``delivery`` names what the delivery channels ship (:mod:`autograder.delivery`), the
 course text they write (``delivery.templates``) and the course's texts in other languages
 (``delivery.translations``); ``language`` is the one students read, which every channel
-stores in the course file it ships. A course without ``solutions`` is a student release.
+stores in the course file it ships. ``suite_texts`` names, per language, the file of the
+suites' own words in it (properties' descriptions, locked cases' names), which grading shows
+(:mod:`autograder.suite_texts`). A course without ``solutions`` is a student release.
 
 A malformed file never produces a traceback: :func:`load_course` raises
 :class:`CourseConfigError` with one line per problem, each naming the key.
@@ -172,6 +174,8 @@ class Course(_Strict):
     data: dict[str, str] = {}
     samples: list[Sample] = []
     delivery: Delivery = Delivery()
+    # per language, the file of the suites' words in it (autograder.suite_texts), which grading shows
+    suite_texts: dict[Language, str] = {}
     visibility: Visibility = Visibility()  # when students see hidden properties and the score (Gradescope)
     mutation: Mutation = Mutation()
     report: Report = Report()  # the instructor's class report
@@ -296,6 +300,7 @@ def _check_files(course: Course, path: Path) -> None:
         ("package", course.package, "folder"), ("solutions", course.solutions, "folder"),
         ("delivery.locked", course.delivery.locked, "file"),
         ("delivery.translations", course.delivery.translations, "folder"),
+        *((f"suite_texts.{language}", texts, "file") for language, texts in course.suite_texts.items()),
     ]
     exists = {"file": Path.is_file, "folder": Path.is_dir, "file or folder": Path.exists}
     problems = [f"{key}: no such {kind} {relative!r}" for key, relative, kind in named

@@ -4,7 +4,7 @@ The layers, lowest first: ``isolation`` (start, confine and talk to a worker; it
 copied into every worker), ``engine`` (one submission in one grader process), ``batch`` (many
 submissions), then ``reports``, ``authoring`` and ``delivery`` side by side, then the command line
 (``cli`` and ``commands``). Every layer may use the shared modules (``config``, ``errors``,
-``results``, ``suite``, ``equality``, ``internals``, ``i18n``, ``bidi`` and the package's
+``results``, ``suite``, ``equality``, ``internals``, ``i18n``, ``bidi``, ``suite_texts`` and the package's
 ``__version__``), which use nothing else. Read from the source (nothing is imported), so a circle hidden in a function
 shows too.
 """
@@ -23,7 +23,8 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "autograder"
 INSIDE = PACKAGE / "isolation" / "inside"
 SHARED = {"autograder", "autograder.config", "autograder.errors", "autograder.results", "autograder.suite",
-          "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi"}
+          "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi",
+          "autograder.suite_texts"}
 LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.batch",),
           ("autograder.reports", "autograder.authoring", "autograder.delivery"),
           ("autograder.cli", "autograder.commands", "autograder.__main__")]

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from autograder.config import CourseConfigError, Limits, load_course
-from autograder.engine.feedback import hidden_reason, property_feedback
+from autograder.engine.feedback import description, hidden_reason, property_feedback
 from autograder.engine.report import feedback_markdown
 from autograder.errors import SandboxFailure, StudentError
 from autograder.reports.terminal import print_check
@@ -56,9 +56,9 @@ def test_hidden_reasons_come_from_a_closed_set(error, reason):
 
 
 def test_hidden_feedback_is_the_summary_and_the_reason():
-    item = SimpleNamespace(function=SimpleNamespace(__doc__="Ties break to the left.\n\nMore."), originalname="t")
+    summary = description(SimpleNamespace(__doc__="Ties break to the left.\n\nMore."))
     error = student_error("LEAK_" + "[1, 2]" * 1000, ["LEAK", "Exception", "BaseException", "object"], "[1, 2]")
-    assert property_feedback(item, error, True, 4000) == "Ties break to the left. — raised a non-built-in exception."
+    assert property_feedback(summary, error, True, 4000) == "Ties break to the left. — raised a non-built-in exception."
 
 
 def suite_docstrings(course_file: Path = ROOT / "course.yaml"):
@@ -76,9 +76,9 @@ def test_every_description_is_shown_whole():
     that stops mid-sentence (the same text for a hidden and a public failure)."""
     cut = []
     for name, doc in suite_docstrings():
-        item = SimpleNamespace(function=SimpleNamespace(__doc__=doc), originalname=name)
-        hidden = property_feedback(item, AssertionError("wrong"), True, 4000).rsplit(" — ", 1)[0]
-        public = property_feedback(item, AssertionError("wrong"), False, 4000).split("\n", 1)[0]
+        summary = description(SimpleNamespace(__doc__=doc))
+        hidden = property_feedback(summary, AssertionError("wrong"), True, 4000).rsplit(" — ", 1)[0]
+        public = property_feedback(summary, AssertionError("wrong"), False, 4000).split("\n", 1)[0]
         paragraph = doc.strip().split("\n\n", 1)[0]
         if not (hidden == public == " ".join(paragraph.split()) and public.endswith((".", "!", "?"))):
             cut.append(f"{name}: {public!r}")
@@ -86,10 +86,9 @@ def test_every_description_is_shown_whole():
 
 
 def test_public_feedback_caps_the_students_message_and_traceback_but_keeps_the_example():
-    item = SimpleNamespace(function=SimpleNamespace(__doc__="Merges replace left to right."), originalname="t")
     error = student_error("Boom", ["Boom", "Exception", "BaseException", "object"], "M" * 1_000_000, "T" * 1_000_000)
     error.add_note("Falsifying example: test(ids=[1, 2])")
-    text = property_feedback(item, error, False, 4000)
+    text = property_feedback("Merges replace left to right.", error, False, 4000)
     assert len(text) < 4000 + 100
     assert text.startswith("Merges replace left to right.") and text.count(MARKER) == 2
     assert "Falsifying example: test(ids=[1, 2])" in text

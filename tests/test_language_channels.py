@@ -77,7 +77,7 @@ def test_the_english_release_is_as_it_was(releases):
 
 def test_the_persian_release_speaks_persian_with_code_left_to_right(releases):
     folder = releases["fa"]
-    assert set(files(folder)) == set(files(releases["en"]))
+    assert set(files(folder)) == set(files(releases["en"])) | {COURSE.suite_texts["fa"]}  # the suites' words
     assert leaks(folder) == []
     course = load_course(folder / "course.yaml")
     assert course.language == "fa" and course.title == title(PERSIAN)
@@ -167,8 +167,9 @@ def test_check_in_the_persian_release_speaks_persian(releases):
     run = autograder("check", course=None, cwd=releases["fa"], inherit=False)
     assert run.returncode == 1, run.stderr + run.stdout
     said = " ".join(run.stdout.split())  # rich wraps long lines
-    cases = [entry["name"] for entries in yaml.safe_load((releases["fa"] / "suites/locked.yaml").read_text()).values()
-             for entry in entries]
+    shipped = yaml.safe_load((releases["fa"] / COURSE.suite_texts["fa"]).read_text(encoding="utf-8"))
+    cases = [name for texts in shipped.values() for name in texts["locked"].values()]
+    assert "درخت یک توکن" in said  # a locked case by its Persian name
     for name in sorted(cases, key=len, reverse=True):  # a locked case's name is the course's, as a test's
         said = said.replace(name, "")
     said = re.sub(r"python -m autograder check --exercise \w+", "", said)

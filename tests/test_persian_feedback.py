@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import subprocess
-from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -45,10 +44,6 @@ ENGLISH_WORDS = re.compile(r"\b(Score|feedback for|passed|FAILED|hidden|expected
                            r"exercise|Student code ran)\b")
 
 
-def item(doc: str, name: str) -> SimpleNamespace:
-    return SimpleNamespace(function=SimpleNamespace(__doc__=doc), originalname=name)
-
-
 def grade_in(language: str) -> Grade:
     """A grade with a property of each kind, its texts written as grading in ``language`` writes them."""
     with speaking(language):
@@ -58,13 +53,13 @@ def grade_in(language: str) -> Grade:
                               {"type": "ValueError", "mro": ["ValueError", "Exception", "BaseException", "object"],
                                "message": "bad id", "traceback": 'File "ex1_merge_tracing.py", line 3\n    raise'})
         outputs = {
-            "test_merge": property_feedback(item("Merging replaces each pair.", "test_merge"), wrong, False, 4000,
+            "test_merge": property_feedback("Merging replaces each pair.", wrong, False, 4000,
                                             "hi\n"),
-            "test_raise": property_feedback(item("Bad ids raise.", "test_raise"), raised, False, 4000),
-            "test_hidden": property_feedback(item("Ties break left.", "test_hidden"), wrong, True, 4000),
+            "test_raise": property_feedback("Bad ids raise.", raised, False, 4000),
+            "test_hidden": property_feedback("Ties break left.", wrong, True, 4000),
         }
         stub = not_implemented("ex1_merge_tracing.trace_merges")
-        outputs["test_trace"] = property_feedback(item("Traces.", "test_trace"), stub, False, 4000)
+        outputs["test_trace"] = property_feedback("Traces.", stub, False, 4000)
     results = (
         PropertyResult("ex1_merge_tracing", "test_ok", 2, 2, True, False, ""),
         PropertyResult("ex1_merge_tracing", "test_merge", 3, 0, False, False, outputs["test_merge"]),

@@ -32,6 +32,7 @@ from typing import TypeGuard
 
 import yaml
 
+from .. import suite_texts
 from ..authoring.locked.seal import seal
 from ..config import Course, load_course
 from ..errors import GraderError
@@ -51,16 +52,22 @@ def build_release(course: Course, out: Path) -> list[str]:
     ship(course, _common_paths(course), out)
     ship_engine(out)
     localize(course, out)
-    removed = []
+    removed, kept = [], {}
     for exercise in course.exercises:
         text, names = public_suite(course.path(exercise.suite).read_text(encoding="utf-8"))
         _write(out / exercise.suite, text)
         removed += names
+        kept[exercise.module] = [node.name for node in _tests(ast.parse(text).body)]
     prune_suite_support(course, out)
+    sealed = seal(course) if course.delivery.locked is not None else {}
     if course.delivery.locked is not None:
-        sealed = seal(course)
         sealed_text = yaml.safe_dump(sealed, sort_keys=False, allow_unicode=True)
         _write(out / course.delivery.locked, LOCKED_HEADER + sealed_text)
+    if course.language in course.suite_texts:
+        texts = suite_texts.kept(course, kept, {module: [case["name"] for case in cases]
+                                                for module, cases in sealed.items()})
+        _write(out / course.suite_texts[course.language], SUITE_TEXTS_HEADER
+               + yaml.safe_dump(texts, sort_keys=False, allow_unicode=True, width=100))
     _write(out / "course.yaml", _release_course_yaml(course))
     _write(out / "README.md", student_readme(course))
     load_course(out / "course.yaml")
@@ -274,7 +281,9 @@ def _release_course_yaml(course: Course) -> str:
               "It has no solutions, so it is a release: `check` runs the public properties that need\n"
               "no reference and the locked known-answer cases. Paths are relative to this file.")
     locked = {"delivery": {"locked": course.delivery.locked}} if course.delivery.locked else {}
-    return course_yaml(course, header, ("solutions", "samples", "delivery"), **locked)
+    language = course.language  # the release's texts are in its language only
+    texts = {"suite_texts": {language: course.suite_texts[language]}} if language in course.suite_texts else {}
+    return course_yaml(course, header, ("solutions", "samples", "delivery", "suite_texts"), **locked, **texts)
 
 
 def _write(path: Path, text: str) -> None:
@@ -286,6 +295,11 @@ LOCKED_HEADER = """\
 # Locked known-answer cases. Each case's calls run on your code in the sandbox during
 # `python -m autograder check`; only a salted sha256 of the reference's results is here,
 # so you learn whether yours match, not what they are.
+"""
+
+
+SUITE_TEXTS_HEADER = """\
+# What the self-check says of each property and locked case, in the course's language.
 """
 
 

@@ -50,13 +50,14 @@ def ship_engine(out: Path) -> None:
 
 def grading_copy(course: Course, out: Path, purpose: str) -> None:
     """Write into ``out`` all that official grading reads: the course file (without samples and
-    delivery), the engine, the package with its provided files, the solutions, every suite,
-    the support modules, the data and read-only paths and ``delivery.include``."""
+    delivery), the engine, the package with its provided files, the solutions, every suite and
+    its texts in other languages, the support modules, the data and read-only paths and ``delivery.include``."""
     if course.solutions is None:  # a student release
         raise GraderError("grading needs the solutions, which a student release lacks")
     readable = [p for p in [*course.data.values(), *course.sandbox.readonly_paths] if course.path(p).exists()]
     ship(course, [course.package, *course.provided, course.solutions, *(e.suite for e in course.exercises),
-                  *course.sandbox.support_modules, *readable, *course.delivery.include], out)
+                  *course.suite_texts.values(), *course.sandbox.support_modules, *readable,
+                  *course.delivery.include], out)
     ship_engine(out)
     localize(course, out)
     header = f"{course.title}: {purpose}, written by `python -m autograder`."

@@ -21,9 +21,10 @@ from .session import PRINTED_CHARS, MissingName
 FIXTURE_LINE = re.compile(r"^\s+(student|reference|sandbox|course)=.*,$")  # in a falsifying example: not the student's
 
 
-def property_feedback(item: Any, error: BaseException | None, hidden: bool, limit: int, printed: str = "") -> str:
-    """What a student reads about a failed property (``item``, pytest's, or anything with its
-    ``function`` and ``originalname``), at most ``limit`` characters (and the cut's marker).
+def property_feedback(summary: str, error: BaseException | None, hidden: bool, limit: int, printed: str = "") -> str:
+    """What a student reads about a failed property that checks ``summary`` (its description:
+    :func:`description`, in the course's language), at most ``limit`` characters (and the
+    cut's marker).
 
     A public failure shows the student's own exception message and traceback, and what the
     student's code ``printed`` during the failing example, which are as long as the student
@@ -31,7 +32,6 @@ def property_feedback(item: Any, error: BaseException | None, hidden: bool, limi
     falsifying example below it. A hidden failure shows none of them.
     """
     error = innermost(error)
-    summary = description(item.function) or item.originalname
     if hidden:
         return f"{summary}{HIDDEN_REASON}{hidden_reason(error)}."
     share = limit // 3

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
 
-from .. import internals
+from .. import internals, suite_texts
 from ..config import Course, Exercise
 from ..errors import GraderError, SandboxFailure
 from ..i18n import _
 from ..isolation import Layout, Standby, WorkerLimits
 from ..results import PropertyResult
 from .digest import course_digest
-from .feedback import innermost, is_blocked, property_feedback
+from .feedback import description, innermost, is_blocked, property_feedback
 from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
 from .stubs import sure_stubs
@@ -277,7 +277,8 @@ class GradingPlugin:
             self.broken = f"{item.nodeid}: {error}"
             item.session.shouldstop = "a worker did not start"
             return
-        output = "" if report.passed else property_feedback(item, error, hidden, self.course.limits.feedback_chars,
+        output = "" if report.passed else property_feedback(self._summary(item), error, hidden,
+                                                      self.course.limits.feedback_chars,
                                                       session.printed if session is not None else "")
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
@@ -285,6 +286,11 @@ class GradingPlugin:
             blocked=not report.passed and is_blocked(error),
         ))
         self.places.append(item.stash[_PLACE])
+
+    def _summary(self, item: pytest.Function) -> str:
+        """What the property checks, in the course's language (its name when it has no docstring)."""
+        return suite_texts.description(self.course, item.stash[_EXERCISE], item.originalname,
+                                       description(item.function) or item.originalname)
 
     def in_suite_order(self) -> list[PropertyResult]:
         """The results in the suites' order, the public part's merged in where it was graded apart."""

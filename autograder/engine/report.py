@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import bidi
+from .. import bidi, suite_texts
 from ..config import Course
 from ..i18n import _, in_course_language, ngettext
 from ..results import HIDDEN_REASON, LOCKED_PREFIX, Grade, PropertyResult, clip
@@ -44,7 +44,7 @@ def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
             first = results[0]
             mark = (_("passed ({score:g}/{points:g})") if first.passed else _("FAILED ({score:g}/{points:g})")).format(
                 score=sum(r.score for r in results), points=sum(r.points for r in results))
-            names = ", ".join(shown_name(r, code=True) for r in results)
+            names = ", ".join(shown_name(course, r, code=True) for r in results)
             text = cause(first) if first.blocked else first.output
             if first.blocked and "\n" not in text:  # one line: the cause, then what it stopped
                 said = _("- {mark} hidden, {cause}: {names}") if first.hidden else _("- {mark} {cause}: {names}")
@@ -98,12 +98,13 @@ def _without_summary(output: str) -> str:
     return output.split("\n", 1)[-1].strip()
 
 
-def shown_name(result: PropertyResult, code: bool = False) -> str:
-    """A result's name as a student reads it (``code``: the name in a Markdown code span): a
-    property's own, a locked case's after words in the course's language."""
-    name = result.name.removeprefix(LOCKED_PREFIX) if is_locked(result) else result.name
-    name = f"`{name}`" if code else name
-    return _("locked case: {name}").format(name=name) if is_locked(result) else name
+def shown_name(course: Course, result: PropertyResult, code: bool = False) -> str:
+    """A result's name as a student reads it (``code``: a name that is code in a Markdown code
+    span): a property's own, a locked case's in the course's language, after words in it."""
+    if not is_locked(result):
+        return f"`{result.name}`" if code else result.name
+    name = suite_texts.case_name(course, result.exercise, result.name.removeprefix(LOCKED_PREFIX))
+    return _("locked case: {name}").format(name=f"`{name}`" if code and not bidi.has_prose(name) else name)
 
 
 def is_locked(result: PropertyResult) -> bool:

@@ -53,9 +53,10 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
         for group in failures:
             first = group[0]
             if first.blocked and "\n" not in cause(first):
-                console.print(f"{cause(first)}: {', '.join(map(shown_name, group))}", markup=False, highlight=False)
+                names = ", ".join(shown_name(course, r) for r in group)
+                console.print(f"{cause(first)}: {names}", markup=False, highlight=False)
                 continue
-            console.print(f"\n[bold red]✗ {escape(shown_name(first))}[/]", highlight=False)
+            console.print(f"\n[bold red]✗ {escape(shown_name(course, first))}[/]", highlight=False)
             console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False)
     working = [e.module for e, results in checked if not all(r.passed for r in results)]
     if len(checked) > 1 and working:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ... import bidi, suite_texts
 from ...config import Course
 from ...engine.feedback import is_blocked
 from ...engine.session import MissingName, open_session
@@ -57,13 +58,14 @@ def _check_case(course: Course, submission: Path, case: Case) -> PropertyResult:
     session = open_session(course, submission, exercise, course.limits.property_seconds)
     result = PropertyResult(exercise=case.exercise, name=f"{LOCKED_PREFIX}{case.name}", points=0, score=0, passed=False,
                             hidden=False, output="")
+    name = bidi.quoted(course.language, suite_texts.case_name(course, case.exercise, case.name))
     try:
         output = run_case(case, session.module(f"{course.package}.{case.exercise}"), session.module)
     except (StudentError, SandboxFailure, MissingName) as error:
         if is_blocked(error):  # as the properties it stops say it, after a first line of the case's own
-            return replace(result, output=_("Locked case {name}").format(name=repr(case.name)) + f"\n\n{error}",
+            return replace(result, output=_("Locked case {name}").format(name=name) + f"\n\n{error}",
                            blocked=True)
-        return replace(result, output=_("Locked case {name} failed:").format(name=repr(case.name)) + f"\n\n{error}\n\n"
+        return replace(result, output=_("Locked case {name} failed:").format(name=name) + f"\n\n{error}\n\n"
                        + _("Its calls:") + f"\n{_indented(case.describe())}{_support_notes(course, case)}")
     finally:
         session.close()
@@ -86,7 +88,7 @@ def _check_case(course: Course, submission: Path, case: Case) -> PropertyResult:
         told.append(_("Its other calls gave the reference's answers:") + f"\n{_indented(case.describe(right))}")
     said = "\n\n".join(told)
     return replace(result, output=(
-        _("Locked case {name}:").format(name=repr(case.name)) + f" {said}{_support_notes(course, case)}\n\n"
+        _("Locked case {name}:").format(name=name) + f" {said}{_support_notes(course, case)}\n\n"
         + _("The expected answers are locked (only a salted hash of them ships with the course), so they are not "
             "shown; the docstrings' rules and examples decide them.")))
 

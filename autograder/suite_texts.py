@@ -1,0 +1,99 @@
+"""The suites' own words in the course's language: each property's description and each locked
+case's name, as a student reads them.
+
+English is the source: a property's description is its docstring's first paragraph, a locked
+case's name the one the locked cases' file gives it. A course in another language names, under
+``suite_texts`` in the course file, a YAML file per language, keyed by exercise module, then
+``properties`` (each property by its name) and ``locked`` (each case by its English name)::
+
+    ex1_merge_tracing:
+      properties:
+        test_merge_pair_replaces_left_to_right_without_overlap: >-
+          ``merge_pair`` جفت را از چپ به راست جایگزین می‌کند ...
+      locked:
+        a token's tree: درخت یک توکن
+
+Only what is shown changes: a result keeps its English name, so a grade is the same in every
+language. A text writes its code in double backticks, which its checks compare with the English
+(:func:`code_fragments`); it is shown without them, as the English is, and every page marks its
+code off by itself (:mod:`autograder.bidi`). A text the file lacks is shown in English: the
+course's tests find it, and a release refuses to ship without it (:func:`kept`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+import yaml
+
+from .config import Course
+from .errors import GraderError
+
+PROPERTIES, LOCKED = "properties", "locked"  # the two kinds of text of an exercise
+_CODE = re.compile(r"``(.+?)``", flags=re.S)
+
+
+def description(course: Course, exercise: str, name: str, english: str) -> str:
+    """What property ``name`` of ``exercise`` checks, in the course's language (else ``english``)."""
+    return _shown(texts(course).get(exercise, {}).get(PROPERTIES, {}).get(name), english)
+
+
+def case_name(course: Course, exercise: str, english: str) -> str:
+    """The name of ``exercise``'s locked case ``english`` in the course's language."""
+    return _shown(texts(course).get(exercise, {}).get(LOCKED, {}).get(english), english)
+
+
+def _shown(text: str | None, english: str) -> str:
+    return " ".join(_CODE.sub(r"\1", text).split()) if text else english
+
+
+def code_fragments(text: str) -> list[str]:
+    """The code a text quotes, in double backticks, each on one line."""
+    return [" ".join(code.split()) for code in _CODE.findall(text)]
+
+
+def texts(course: Course) -> dict[str, dict[str, dict[str, str]]]:
+    """The texts of the course's language by exercise and kind (none in English, or without a file)."""
+    relative = course.suite_texts.get(course.language)
+    return {} if course.language == "en" or relative is None else _load(course.path(relative))
+
+
+def kept(course: Course, properties: Mapping[str, Collection[str]],
+         cases: Mapping[str, Collection[str]]) -> dict[str, dict[str, dict[str, str]]]:
+    """The texts of only ``properties`` and locked ``cases`` (by exercise), as a release ships
+    them: never a left-out property's. A :class:`GraderError` names each one without a text."""
+    found = texts(course)
+    chosen = {exercise: {PROPERTIES: {n: found.get(exercise, {}).get(PROPERTIES, {}).get(n, "") for n in names}}
+              for exercise, names in properties.items()}
+    for exercise, names in cases.items():
+        chosen.setdefault(exercise, {PROPERTIES: {}})[LOCKED] = {
+            n: found.get(exercise, {}).get(LOCKED, {}).get(n, "") for n in names}
+    missing = [f"{exercise}.{kind}: {name!r}" for exercise, kinds in chosen.items()
+               for kind, named in kinds.items() for name, text in named.items() if not text]
+    if missing:
+        raise GraderError(f"{course.suite_texts[course.language]}: no {course.language} text for "
+                          + "; ".join(missing))
+    return chosen
+
+
+@functools.cache
+def _load(path: Path) -> dict[str, dict[str, dict[str, str]]]:
+    """A file of texts, checked: exercise -> ``properties``/``locked`` -> name -> text."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise GraderError(f"{path}: cannot be read ({' '.join(str(error).split())})") from None
+    problems = [] if isinstance(raw, dict) else ["not a mapping of exercise modules"]
+    for exercise, kinds in (raw.items() if isinstance(raw, dict) else []):
+        if not isinstance(kinds, dict) or not set(kinds) <= {PROPERTIES, LOCKED}:
+            problems.append(f"{exercise}: a mapping of {PROPERTIES} and {LOCKED}")
+            continue
+        problems += [f"{exercise}.{kind}: a mapping of names to texts" for kind, named in kinds.items()
+                     if not isinstance(named, dict)
+                     or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in named.items())]
+    if problems:
+        raise GraderError(f"{path}: " + "; ".join(problems))
+    return raw
