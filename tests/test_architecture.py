@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -222,3 +223,13 @@ def test_the_rules_see_what_they_forbid(tmp_path):
     assert module.in_functions == ["5: autograder.cli"]
     assert ("hypothesis.internal", 2) in module.outside
     assert layer("autograder.engine.bad") < layer("autograder.batch.grader") < layer("autograder.cli")
+
+
+def test_every_file_the_engine_reads_ships_with_it():
+    """An installed engine has only its modules and the package data pyproject.toml names: a
+    template or catalog left out of that list is missing from every install, not from this checkout."""
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["autograder"]
+    shipped = {path for pattern in globs for path in PACKAGE.glob(pattern)}
+    data = {path for path in PACKAGE.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc")}
+    assert data - shipped == set()

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from .load import Batch
 from .names import Names
 
@@ -21,8 +23,8 @@ CONTEXT_LINES = 3  # unhighlighted lines kept around each similar region
 @dataclass
 class Region:
     module: str
-    left: str  # HTML: the first submission's module, similar regions marked
-    right: str
+    left: Markup  # the first submission's module, similar regions marked
+    right: Markup
     left_share: float
     right_share: float
 
@@ -94,7 +96,7 @@ def compare(sources: dict[str, dict[str, str]], boilerplate: list[tuple[str, str
     return [pair for pair, _ in pairs]
 
 
-def _marked(code: str, slices: Any, names: Names) -> str:
+def _marked(code: str, slices: Any, names: Names) -> Markup:
     """``code`` as HTML with the similar ``slices`` marked, far-off unmarked lines elided."""
     spans = sorted((int(a), int(b)) for a, b in zip(slices[0], slices[1], strict=True)) if len(slices) else []
     parts: list[str] = []
@@ -107,7 +109,7 @@ def _marked(code: str, slices: Any, names: Names) -> str:
         parts.append(f"<mark>{html.escape(names.scrub(code[start:end]))}</mark>")
         at = end
     parts.append(_elide(names.scrub(code[at:]), first=not parts, last=True))
-    return "".join(parts)
+    return Markup("".join(parts))  # every piece escaped above
 
 
 def _elide(text: str, first: bool, last: bool) -> str:
