@@ -12,7 +12,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup lock lint run test test-unit test-fast docs messages messages-extract messages-update messages-compile mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
+.PHONY: setup lock lint run test test-unit test-fast docs screenshots messages messages-extract messages-update messages-compile mutation bench multilingual compare prompt analyze sandbox-tools report-tools fetch
 
 setup: $(VENV)/.installed sandbox-tools report-tools fetch
 
@@ -113,6 +113,10 @@ messages-compile: $(VENV)/.installed
 
 # The documentation site (mkdocs.yml, docs/), built with warnings as errors into site/.
 # NO_MKDOCS_2_WARNING quiets the theme's notice about its successor, which is no build problem.
+# The Persian pages' screenshots in outputs/persian/, as the browser tests take them.
+screenshots: setup
+	$(BIN)/python -m pytest -m browser -k "persian" --keep-screenshots=outputs/persian
+
 docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,20 @@ def cli():
 def pytest_addoption(parser):
     parser.addoption("--require-data", action="store_true",
                      help="fail, rather than skip, a test whose course data is missing (make test fetches it first)")
+    parser.addoption("--keep-screenshots", metavar="FOLDER", type=Path,
+                     help="copy the screenshots the browser tests take into FOLDER (make screenshots)")
+
+
+@pytest.fixture
+def keep_screenshot(request):
+    """``keep_screenshot(shot)`` copies a screenshot a test took into ``--keep-screenshots``, if given."""
+    folder = request.config.getoption("--keep-screenshots")
+
+    def keep(shot: Path) -> None:
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(shot, folder / shot.name)
+    return keep
 
 
 def pytest_collection_modifyitems(items):

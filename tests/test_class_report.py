@@ -521,12 +521,13 @@ def test_a_persian_course_s_report_reads_persian_feedback_and_isolates_its_texts
 
 @pytest.mark.browser
 @pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
-def test_a_persian_course_s_report_renders_in_headless_chromium(tmp_path):
-    """outputs/persian/class-report.png is this screenshot."""
+def test_a_persian_course_s_report_renders_in_headless_chromium(tmp_path, keep_screenshot):
+    """outputs/persian/class-report.png is this screenshot (``make screenshots``)."""
     _, out = persian_report(tmp_path)
     shot = tmp_path / "class-report.png"
     done = screenshot(out.resolve().as_uri(), shot, tmp_path / "profile", "1300,3400")
     assert done.returncode == 0 and shot.stat().st_size > 50_000, done.stderr[-2000:]
+    keep_screenshot(shot)
     assert not [line for line in done.stderr.splitlines() if "CONSOLE" in line or "Refused" in line]
 
 

@@ -324,16 +324,17 @@ PROBE = """<script>addEventListener('load', () => {
 
 @pytest.mark.browser
 @pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
-def test_persian_nbgrader_feedback_renders_in_headless_chromium(persian_nbgrader, tmp_path):
+def test_persian_nbgrader_feedback_renders_in_headless_chromium(persian_nbgrader, tmp_path, keep_screenshot):
     """ali's feedback page as Chromium lays it out: the feedback right to left, each paragraph at
     the right edge; every code block left to right and, as text, what the engine wrote; the
-    grade cell's screenshot (outputs/persian/nbgrader-feedback.png is one)."""
+    grade cell's screenshot (outputs/persian/nbgrader-feedback.png, made by ``make screenshots``)."""
     page = persian_feedback_page(persian_nbgrader, "ali")
     copy = tmp_path / "feedback.html"
     copy.write_text(page.replace("</head>", GRADE_CELL_ONLY + "</head>"), encoding="utf-8")
     shot = tmp_path / "nbgrader-feedback.png"
     done = screenshot(copy.as_uri(), shot, tmp_path / "profile", "1100,1250")
     assert done.returncode == 0 and shot.stat().st_size > 50_000, done.stderr[-2000:]
+    keep_screenshot(shot)
     probed = tmp_path / "probed.html"
     probed.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     browser = chromium()
