@@ -61,11 +61,13 @@ def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it, which ext
     return message
 
 
-def every_language(message: str) -> set[str]:
-    """``message`` in English and in every language with a catalog: for reading back a text
-    written at grading time, whatever the course's language was then."""
+@functools.cache
+def every_language(message: str) -> tuple[str, ...]:
+    """``message`` in English and in every language with a catalog, once each: for reading back
+    a text written at grading time, whatever the course's language was then. Kept, since a
+    report reads back every line of every submission's feedback."""
     languages = sorted(path.name for path in LOCALE_DIR.iterdir() if path.is_dir())
-    return {message, *(catalog(language).gettext(message) for language in languages)}
+    return tuple(dict.fromkeys([message, *(catalog(language).gettext(message) for language in languages)]))
 
 
 def read_back(message: str, text: str, **fields: str) -> re.Match | None:

@@ -66,7 +66,7 @@ class PropertyResult:
     @property
     def unwritten(self) -> bool:
         """Whether it failed on a function the student has not written yet (still the stub)."""
-        return not self.passed and self.reason.endswith(tuple(every_language(NOT_WRITTEN)))
+        return not self.passed and self.reason.endswith(every_language(NOT_WRITTEN))
 
 
 @dataclass(frozen=True)
