@@ -197,8 +197,7 @@ def test_a_client_without_the_certificate_is_refused(batch, cluster, tmp_path):
     anonymous.check_hostname = False
     with socket.create_connection((host, int(port)), timeout=30) as raw, \
             pytest.raises(ssl.SSLError, match="CERTIFICATE_REQUIRED"), anonymous.wrap_socket(raw) as tls:
-        tls.sendall(b"\0" * 8)
-        tls.recv(1)
+        tls.recv(1)  # the scheduler's alert; a write first could meet the closed socket before it
     again = autograder("cluster-certs", "--out", str(certs), course=TOY / "course.yaml")  # never replaced in place
     assert again.returncode == 2 and "is not a new or empty folder" in again.stderr, again.stderr
     make_certs(tmp_path / "other")
