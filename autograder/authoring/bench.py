@@ -117,7 +117,7 @@ KEYS = {  # what each figure of ``--json`` measures, as the results page says it
     "nbgrader_student_seconds": "one `nbgrader autograde` of a student's six notebooks, nbgrader's start-up included",
     "batch_per_minute_jobs2": "gradings a minute of a batch of copies of the reference on two jobs",
     "dask_two_workers_ratio": "the rate of that batch on a local Dask cluster of two one-thread workers, over its "
-                              "rate on one such worker (each cluster's grader processes start in its batch)",
+                              "rate on one such worker (each timed once its workers have graded one copy each)",
 }
 def results_page(figures: dict[str, float | None], command: str, machine: str, day: str, commit: str) -> str:
     """The results page (docs/results.md) for ``figures`` of ``bench --json``."""
@@ -209,7 +209,8 @@ def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path
 
 def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: Path) -> float | None:
     """A batch's rate on a local Dask cluster of two one-thread workers over its rate on one
-    (``grade --cluster`` as an instructor runs it, on loopback); None without Dask."""
+    (``grade --cluster`` as an instructor runs it, on loopback), each once its workers have
+    started their grader processes and run the canary, as in a long batch; None without Dask."""
     try:
         import distributed  # noqa: F401
     except ImportError:
@@ -220,6 +221,8 @@ def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: 
         with _local_cluster(workers, out / f"workers{workers}") as address:
             cluster = connect(address, course, unsafe=False)
             try:
+                warm = [(f"warm{index}", path) for index, (_, path) in enumerate(named[:workers])]  # tasks of their own
+                grade_many(course, warm, out / f"warm{workers}", quiet, BatchOptions(force=True), cluster)
                 began = time.perf_counter()
                 grade_many(course, named, out / f"workers{workers}", quiet, BatchOptions(force=True), cluster)
                 rates[workers] = len(named) / (time.perf_counter() - began)
