@@ -382,3 +382,35 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
 
     assert grade(first, first / "answers") == [(PUBLIC, True), (HIDDEN, True)]
     assert grade(second, second / "answers") == [("test_add_all_of_the_second_course", True), (HIDDEN, True)]
+
+
+@pytest.mark.slow
+def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_own(tmp_path, monkeypatch):
+    """A batch on two jobs runs its two grader processes on two cores, one each, and the workers
+    they start on the same one: a submission that adds 1000 where it runs on more than one core
+    loses the points. A grader process made outside a batch (nbgrader's, a Dask worker's) is
+    not kept to any."""
+    from rich.console import Console
+
+    from autograder.batch.batch import BatchOptions, grade_many
+    from autograder.batch.grader import GraderProcess, lane_core
+    from autograder.config import load_course
+
+    course = load_course(TOY / "course.yaml")
+    submissions = []
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ex_sum.py").write_text(
+            "import os\n\ndef add_all(numbers):\n    if not isinstance(numbers, list):\n"
+            "        raise TypeError(numbers)\n"
+            "    return sum(numbers) + (0 if len(os.sched_getaffinity(0)) == 1 else 1000)\n")
+        submissions.append((name, tmp_path / name))
+    cores = []
+    start = GraderProcess._start
+    monkeypatch.setattr(GraderProcess, "_start", lambda self: cores.append(self.core) or start(self))
+    rows = grade_many(course, submissions, tmp_path / "batch", Console(file=open(os.devnull, "w")),
+                      BatchOptions(jobs=2, force=True))
+    assert [grade.score for _, grade, _ in rows] == [10, 10]
+    assert sorted(cores) == sorted({lane_core(0), lane_core(1)}) or len(os.sched_getaffinity(0)) == 1
+    assert lane_core(len(os.sched_getaffinity(0))) == lane_core(0), "more lanes than cores: round again"
+    assert GraderProcess(course).core is None

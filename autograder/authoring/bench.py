@@ -21,6 +21,8 @@ import os
 import platform
 import pstats
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..batch.batch import BatchOptions, grade_many
+from ..batch.cluster import connect
 from ..batch.grader import ENGINE_HOME, hypothesis_storage
 from ..batch.staging import stage
 from ..config import Course
@@ -113,6 +116,8 @@ KEYS = {  # what each figure of ``--json`` measures, as the results page says it
                       "(the student code's own, their starts included) plus one worker's start",
     "nbgrader_student_seconds": "one `nbgrader autograde` of a student's six notebooks, nbgrader's start-up included",
     "batch_per_minute_jobs2": "gradings a minute of a batch of copies of the reference on two jobs",
+    "dask_two_workers_ratio": "the rate of that batch on a local Dask cluster of two one-thread workers, over its "
+                              "rate on one such worker (each timed once its workers have graded one copy each)",
 }
 def results_page(figures: dict[str, float | None], command: str, machine: str, day: str, commit: str) -> str:
     """The results page (docs/results.md) for ``figures`` of ``bench --json``."""
@@ -179,6 +184,7 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
             began = time.perf_counter()
             grade_many(course, named, out / "batch", quiet, BatchOptions(jobs=2, force=True))
             figures["batch_per_minute_jobs2"] = round(copies / (time.perf_counter() - began) * 60, 1)
+            figures["dask_two_workers_ratio"] = _dask_two_workers_ratio(course, named, out / "dask")
     return figures
 
 
@@ -199,6 +205,60 @@ def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path
         (copy / f"bench_marker_{index}.py").write_text(f"# copy {index}\n")
         named.append((copy.name, copy))
     return named
+
+
+def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: Path) -> float | None:
+    """A batch's rate on a local Dask cluster of two one-thread workers over its rate on one
+    (``grade --cluster`` as an instructor runs it, on loopback), each once its workers have
+    started their grader processes and run the canary, as in a long batch; None without Dask."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return None
+    quiet = Console(file=open(os.devnull, "w"))
+    rates = {}
+    for workers in (1, 2):
+        with _local_cluster(workers, out / f"workers{workers}") as address:
+            cluster = connect(address, course, unsafe=False)
+            try:
+                warm = [(f"warm{index}", path) for index, (_, path) in enumerate(named[:workers])]  # tasks of their own
+                grade_many(course, warm, out / f"warm{workers}", quiet, BatchOptions(force=True), cluster)
+                began = time.perf_counter()
+                grade_many(course, named, out / f"workers{workers}", quiet, BatchOptions(force=True), cluster)
+                rates[workers] = len(named) / (time.perf_counter() - began)
+            finally:
+                cluster.close()
+    return round(rates[2] / rates[1], 2)
+
+
+@contextlib.contextmanager
+def _local_cluster(workers: int, logs: Path) -> Iterator[str]:
+    """A Dask scheduler and ``workers`` one-thread workers on loopback, their logs in ``logs``:
+    the scheduler's address, once every worker has joined. They are stopped on leaving, with
+    the grader processes they started."""
+    from distributed import Client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ENGINE_HOME)}
+    commands = [["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]] + [
+        ["distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard"]] * workers
+    processes = []
+    try:
+        for index, command in enumerate(commands):
+            with open(logs / f"dask-{index}.log", "wb") as log:
+                processes.append(subprocess.Popen([sys.executable, "-m", *command], env=env, stdout=log,
+                                                  stderr=subprocess.STDOUT, start_new_session=True))
+        with Client(address, timeout="60s") as client:
+            client.wait_for_workers(workers, timeout=120)
+        yield address
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
 
 
 def _check_one(course: Course, out: Path) -> float:

@@ -126,7 +126,7 @@ class _Batch:
         jobs = self.options.jobs if self.elsewhere is None else max(1, len(self.todo))  # a cluster spreads them
         # threads that would idle share the submissions: each is split over as many groups as keep them busy
         groups = -(-jobs // len(self.todo)) if self.elsewhere is None and 0 < len(self.todo) < jobs else 1
-        graders = GraderPool()
+        graders = GraderPool(one_core_each=True)
         grader = graders.grade if self.elsewhere is None else self.elsewhere.grade
         columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))
