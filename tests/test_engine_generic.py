@@ -414,3 +414,16 @@ def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_
     assert sorted(cores) == sorted({lane_core(0), lane_core(1)}) or len(os.sched_getaffinity(0)) == 1
     assert lane_core(len(os.sched_getaffinity(0))) == lane_core(0), "more lanes than cores: round again"
     assert GraderProcess(course).core is None
+
+
+@pytest.mark.slow
+def test_an_nbgrader_course_is_built_with_its_examples_recorded(toy, tmp_path):
+    """``nbgrader --out`` grades the grading copy's solutions once, so the records for its
+    properties are in the cache before any student's autograde: one per hypothesis property."""
+    records = tmp_path / "cache" / "records"
+    records.parent.mkdir(mode=0o700)
+    built = autograder("nbgrader", "--out", str(tmp_path / "course"), course=toy / "course.yaml", cwd=toy,
+                       env={**engine_only(toy), "AUTOGRADER_RECORDS": str(records)}, timeout=600)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert "Recorded the examples by grading the solutions once" in built.stdout
+    assert len(list(records.glob("*.json"))) == 2  # the toy suite's two properties
