@@ -85,7 +85,7 @@ class GraderPool:
     machine with other workers), the Nth grader process and every worker it starts keep to the Nth
     of this process's cores (:func:`lane_core`): a grading is a conversation of thousands of short
     calls between a grader and its worker, and on one core each answer wakes its reader without
-    a wake-up sent across cores (side by side, a grading on one job took about a tenth less)."""
+    a wake-up sent across cores."""
 
     def __init__(self, one_core_each: bool = False) -> None:
         self.local = threading.local()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -36,12 +37,13 @@ def record_examples(course: Course, console: Console) -> None:
     if os.environ.get("AUTOGRADER_RECORDS") == "off":
         return
     quiet = Console(file=open(os.devnull, "w"))
-    with tempfile.TemporaryDirectory(prefix="autograder-record-") as scratch:
-        ((_, grade, problem),) = grade_many(course, [("solutions", course.solutions_path())], Path(scratch), quiet,
-                                            BatchOptions(jobs=os.cpu_count() or 1, force=True))
-    if grade is None:
-        console.print(f"The examples were not recorded ({problem}); the first autograde records them.",
+    scratch = Path(tempfile.mkdtemp(prefix="autograder-record-"))
+    ((_, grade, problem),) = grade_many(course, [("solutions", course.solutions_path())], scratch, quiet,
+                                        BatchOptions(jobs=os.cpu_count() or 1, force=True))
+    if grade is None:  # the grader's log is kept where the problem says
+        console.print(f"The examples were not recorded ({problem}, in {scratch}); the first autograde records them.",
                       highlight=False)
-    else:
-        console.print("Recorded the examples by grading the solutions once: every autograde on this machine "
-                      "replays them.", highlight=False)
+        return
+    shutil.rmtree(scratch)
+    console.print("Recorded the examples by grading the solutions once: every autograde on this machine "
+                  "replays them.", highlight=False)
