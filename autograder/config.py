@@ -97,6 +97,14 @@ class Sandbox(_Strict):
         return env
 
 
+class Calls(_Strict):
+    """What every call of a property into student code must respect, whatever the property checks."""
+
+    # a call that changes one of its plain-data arguments (a value, a nested container, the order
+    # of a dict's keys) fails the property that made it, naming the argument
+    arguments_unchanged: bool = False
+
+
 class Texts(_Strict):
     """The course text the delivery channels write, each a file with ``${name}`` placeholders
     (:class:`string.Template`, ``$$`` for a dollar sign; :data:`TEMPLATE_FIELDS` lists them);
@@ -165,12 +173,16 @@ class Course(_Strict):
     title: str
     language: Language = "en"  # what students read; release, nbgrader and gradescope take --lang to override it
     package: Annotated[str, Field(pattern=IDENTIFIER)]
+    # the untouched stubs, where the graded functions' signatures and docstring examples are read
+    # (autograder.signatures); by default the package itself, which in the course is the stubs
+    stubs: str | None = None
     solutions: Annotated[str | None, Field(pattern=IDENTIFIER)] = None  # absent in a student release
     provided: list[str] = []
     total_points: Annotated[int | None, Field(gt=0)] = None
     hypothesis: Hypothesis
     limits: Limits = Limits()
     sandbox: Sandbox = Sandbox()
+    calls: Calls = Calls()
     data: dict[str, str] = {}
     samples: list[Sample] = []
     delivery: Delivery = Delivery()
@@ -298,6 +310,7 @@ def _check_files(course: Course, path: Path) -> None:
         *((f"sandbox.support_modules[{i}]", m, "file") for i, m in enumerate(course.sandbox.support_modules)),
         *((f"samples[{i}].path", s.path, "file or folder") for i, s in enumerate(course.samples)),
         ("package", course.package, "folder"), ("solutions", course.solutions, "folder"),
+        ("stubs", course.stubs, "folder"),
         ("delivery.locked", course.delivery.locked, "file"),
         ("delivery.translations", course.delivery.translations, "folder"),
         *((f"suite_texts.{language}", texts, "file") for language, texts in course.suite_texts.items()),

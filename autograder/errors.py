@@ -32,6 +32,20 @@ class StudentError(Exception):
         return any(name in self.mro for name in names)
 
 
+class ArgumentChanged(AssertionError):
+    """A call into the student's code changed one of its arguments, which the course forbids
+    (``calls.arguments_unchanged``): a failure of the property that made the call, whatever it
+    checks. ``changed`` holds ``(name, how)`` per argument, ``how`` being ``"order"`` when only
+    the order of some dict keys differs, else ``"value"``."""
+
+    def __init__(self, call: str, changed: list[tuple[str, str]]):
+        self.changed = changed
+        said = [(_("{name} (the same keys, in another order)") if how == "order" else "{name}").format(name=name)
+                for name, how in changed]
+        super().__init__(_("{call} changed its argument {names}: a function must leave the arguments it is given "
+                           "as they were").format(call=call, names=_(", ").join(said)))
+
+
 class SandboxFailure(BaseException):
     """The property cannot go on: ``kind`` is timeout, crash, import, not_implemented, budget or protocol."""
 

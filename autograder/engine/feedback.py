@@ -13,7 +13,7 @@ import builtins
 import re
 from typing import Any
 
-from ..errors import SandboxFailure, StudentError
+from ..errors import ArgumentChanged, SandboxFailure, StudentError
 from ..i18n import N_, _
 from ..results import HIDDEN_REASON, NOT_WRITTEN, clip
 from .session import PRINTED_CHARS, MissingName
@@ -87,8 +87,8 @@ def hidden_reason(error: BaseException | None) -> str:
         if is_builtin_exception(error):
             return _("raised {error}").format(error=error.type_name)
         return _("raised a non-built-in exception")
-    if isinstance(error, AssertionError):
-        return _("wrong result")
+    if isinstance(error, AssertionError):  # a call changing its arguments fails on its own grounds
+        return _("changed an argument it was given") if isinstance(error, ArgumentChanged) else _("wrong result")
     if isinstance(error, AttributeError):
         return _("a name is missing")
     return _("failed")

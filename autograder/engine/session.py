@@ -40,12 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Course, Exercise
-from ..errors import SandboxFailure, StudentError
+from ..errors import ArgumentChanged, SandboxFailure, StudentError
 from ..i18n import _
 from ..isolation import Child, Layout, Standby, Worker, WorkerLimits, detect
 from ..isolation.inside import codec
 
 PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
+SHOWN_NAMES, SHOWN_NAME = 8, 80  # of the arguments a call changed, how many (and how much of each name) a failure shows
 SHOWN_CHARS = 400  # of one argument as a failure shows it: a student pastes the call; beyond this, a marker
 
 
@@ -215,6 +216,7 @@ class Session:
                  clock: Callable[[], float] = time.monotonic, known: FreshAnswers | None = None,
                  standby: Standby | None = None):
         self.layout = layout
+        self.arguments_unchanged = False  # whether a call that changes its arguments fails (ArgumentChanged)
         self.limits = limits
         self.standby = standby
         self.budget = budget_seconds
@@ -368,11 +370,14 @@ class Session:
             self.spent += self.clock() - started
         if type(reply) is dict and message["op"] == "call" and type(reply.get("printed", "")) is str:
             self.printed += reply.pop("printed", "")[:PRINTED_CHARS + 1 - len(self.printed)]
+        changed = reply.pop("changed", None) if type(reply) is dict and message["op"] == "call" else None
         kinds = {"ok", "error"} | ({"lookup_error", "attr"} if "name" in message and message["op"] == "call" else set())
         if type(reply) is not dict or len(reply) != 1 or not (kinds & reply.keys()):
             self.close()
             raise SandboxFailure("protocol", _("{call}: the worker's answer had the wrong shape").format(call=call))
         (kind, value), = reply.items()
+        if changed is not None and self.arguments_unchanged and kind != "lookup_error":
+            raise self._changed(call, changed)
         if kind == "error":
             raise self._failure(call, value, message)
         if kind != "ok":
@@ -383,6 +388,14 @@ class Session:
                 and isinstance(value, Remote):
             self.exercise_modules.add((value._number, value._generation))
         return value
+
+    def _changed(self, call: Call, changed: Any) -> BaseException:
+        """The failure of a call that changed its arguments: the worker's ``[[name, how], ...]``."""
+        if type(changed) is not list or not changed or not all(
+                type(item) is list and len(item) == 2 and all(type(part) is str for part in item) for item in changed):
+            self.close()
+            return SandboxFailure("protocol", _("{call}: the worker's answer had the wrong shape").format(call=call))
+        return ArgumentChanged(str(call), [(name[:SHOWN_NAME], how) for name, how in changed[:SHOWN_NAMES]])
 
     def _found(self, label: str, name: str, value: Any) -> None:
         """Learn what a lookup of ``<label>.<name>`` found, for :meth:`_calls_by_name`."""
@@ -441,5 +454,8 @@ class Session:
 def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float,
                  known: FreshAnswers | None = None, standby: Standby | None = None) -> Session:
     """A session on a prepared submission, with the course's layout and limits for ``exercise``."""
-    return Session(Layout.for_course(course, submission), WorkerLimits.for_course(course.limits, exercise.call_seconds),
-                   budget_seconds=budget_seconds, known=known, standby=standby)
+    session = Session(Layout.for_course(course, submission),
+                      WorkerLimits.for_course(course.limits, exercise.call_seconds), budget_seconds=budget_seconds,
+                      known=known, standby=standby)
+    session.arguments_unchanged = course.calls.arguments_unchanged
+    return session

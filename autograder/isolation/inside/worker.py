@@ -158,8 +158,11 @@ def answer(request, handles, roots):
     """The answer to an import, a lookup or a call: ``ok`` and the result, or ``error``; a call's
     answer also holds, as ``printed``, the start of what it wrote to ``sys.stdout`` and
     ``sys.stderr``, if anything (imports and lookups print to /dev/null: their answers must be
-    the same in every fresh worker)."""
-    printed = Printed() if request["op"] == "call" else None
+    the same in every fresh worker), and, as ``changed``, the arguments it changed, if any
+    (:func:`changed_arguments`)."""
+    call = request["op"] == "call"
+    printed = Printed() if call else None
+    before = encoded_arguments(request, handles) if call else None
     streams = sys.stdout, sys.stderr
     try:
         if printed is not None:
@@ -178,10 +181,77 @@ def answer(request, handles, roots):
         sys.stdout, sys.stderr = streams
     if printed is not None and printed.getvalue():
         reply["printed"] = printed.getvalue()
+    if before is not None:
+        changed = changed_arguments(before, request, handles)
+        if changed:
+            reply["changed"] = changed
     try:
         return codec.dumps(reply, handles.number)
     except BaseException as error:
         return codec.dumps({"error": describe_error(error, roots)})
+
+
+def encoded_arguments(request, handles):
+    """A call's arguments as the wire writes them (a fresh copy of their plain data, student
+    objects by number), one per positional argument and one per keyword; an argument that
+    cannot be written (a list the call made hold itself) is None."""
+    return ([encoded(value, handles) for value in request["args"]],
+            {name: encoded(value, handles) for name, value in request["kwargs"].items()})
+
+
+def encoded(value, handles):
+    try:
+        return codec.encode(value, handles.number)
+    except BaseException:
+        return None
+
+
+def changed_arguments(before, request, handles):
+    """The arguments a call changed, compared with ``before`` (:func:`encoded_arguments`): values,
+    nested containers and the order of dict keys count, the order a set happens to iterate in does
+    not. Each is ``[name, how]``: its parameter's name (``"argument 2"`` if that cannot be told),
+    and ``"order"`` when only the order of some keys changed, else ``"value"``."""
+    after = encoded_arguments(request, handles)
+    if codec.to_json([after[0], list(after[1].items())]) == codec.to_json([before[0], list(before[1].items())]):
+        return []  # the usual case, decided in C (``==`` would take 1 for 1.0 or True)
+    names = parameter_names(request["target"])
+    pairs = [(names[i] if i < len(names) else f"argument {i + 1}", old, after[0][i]) for i, old in enumerate(before[0])]
+    pairs += [(name, old, after[1][name]) for name, old in before[1].items()]
+    return [[name, how(old, new)] for name, old, new in pairs if new is None or canonical(old) != canonical(new)]
+
+
+def how(old, new):
+    """How an argument changed: ``"order"`` if only the order of some keys did, else ``"value"``."""
+    if new is None:
+        return "value"
+    return "order" if canonical(old, any_order=True) == canonical(new, any_order=True) else "value"
+
+
+def canonical(encoded, any_order=False):
+    """An encoded value as JSON text, each set's items in a fixed order (a set's own depends on
+    its history, which is no change), and with ``any_order`` each dict's items too."""
+    def walk(value):
+        if type(value) is list:
+            return [walk(item) for item in value]
+        if type(value) is not dict:
+            return value
+        (tag, body), = value.items()
+        if tag in ("$set", "$frozenset") or (any_order and tag == "$dict"):
+            return {tag: sorted((walk(item) for item in body), key=codec.to_json)}
+        return {tag: walk(body)}
+    return codec.to_json(walk(encoded))
+
+
+def parameter_names(target):
+    """The names of ``target``'s positional parameters, as far as they can be told (``inspect``
+    is imported only now: a changed argument is rare, and every start pays for an import)."""
+    try:
+        import inspect
+
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return [p.name for p in inspect.signature(target).parameters.values() if p.kind in kinds]
+    except BaseException:  # a student's signature may be anything, or raise
+        return []
 
 
 class Printed(io.StringIO):
