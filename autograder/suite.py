@@ -15,14 +15,17 @@ and these markers: ``@pytest.mark.points(n)`` (required) and ``@pytest.mark.hidd
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import reprlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import input_rules
 from .equality import same
 from .errors import StudentError
 from .i18n import N_, _
+from .signatures import Graded
 
 _shown = reprlib.Repr()
 _shown.maxstring = 120
@@ -106,3 +109,49 @@ def _builtin_error(name: str) -> type[BaseException] | None:
     """The built-in exception class called ``name``, if there is one."""
     cls = getattr(builtins, name, None)
     return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
+
+
+def expect_bad_input_rules(student: Any, functions: list[Graded], values: Mapping[str, Any] | None = None,
+                           callable_value: Any = None) -> None:
+    """Fail on the first call of one of the graded ``functions`` (:func:`autograder.signatures.graded_functions`)
+    of the module ``student`` that breaks a shared bad-input rule (:mod:`autograder.input_rules`), naming the
+    call and the rule: each value that breaks a rule must raise a ``TypeError`` naming its parameter, and
+    a frozenset must be answered as the set of the same items. ``values``: valid values by parameter
+    name where the annotation's are not valid; ``callable_value``: what a ``Callable`` parameter gets."""
+    maker = input_rules.Values(values or {}, callable_value)
+    for function in functions:
+        for index, parameter in enumerate(function.parameters):
+            for bad, rule in input_rules.probes(parameter.type, maker.valid(parameter)):
+                args, kwargs = input_rules.call_arguments(function.parameters, index, bad, maker)
+                call = functools.partial(_call_student, student, function, maker, args, kwargs)
+                expect_error(call, ("TypeError",), f"{input_rules.shown_call(function, args, kwargs)} ({rule})",
+                             naming=(parameter.name,))
+            if input_rules.takes_a_set(parameter.type):
+                _expect_frozenset_is_a_set(student, function, index, maker)
+
+
+def _call_student(student: Any, function: Graded, maker: input_rules.Values, args: list, kwargs: dict) -> Any:
+    return input_rules.target(student, function, maker)(*args, **kwargs)
+
+
+def _expect_frozenset_is_a_set(student: Any, function: Graded, index: int, maker: input_rules.Values) -> None:
+    """A frozenset for parameter ``index``, which takes a set, is answered as the set of its items is."""
+    items = input_rules.set_items(function.parameters[index], maker)
+    calls = [input_rules.call_arguments(function.parameters, index, value, maker)
+             for value in (set(items), frozenset(items))]
+    answers = []
+    for args, kwargs in calls:
+        try:
+            answers.append(("ok", _call_student(student, function, maker, args, kwargs)))
+        except StudentError as error:
+            answers.append((error.type_name, error.message))
+    plain, frozen = (input_rules.shown_call(function, *call) for call in calls)
+    alike = answers[0][0] == answers[1][0] and (answers[0][0] != "ok" or same(answers[0][1], answers[1][1]))
+    expect(alike, _("{frozen} should be answered as {plain} is (a frozenset is a set): {plain} gave {first}, "
+                    "{frozen} gave {second}").format(frozen=frozen, plain=plain, first=_answer(answers[0]),
+                                                     second=_answer(answers[1])))
+
+
+def _answer(answer: tuple[str, Any]) -> str:
+    kind, value = answer
+    return show(value) if kind == "ok" else f"{kind}: {value}"

@@ -4,9 +4,9 @@ The layers, lowest first: ``isolation`` (start, confine and talk to a worker; it
 copied into every worker), ``engine`` (one submission in one grader process), ``batch`` (many
 submissions), then ``reports``, ``authoring`` and ``delivery`` side by side, then the command line
 (``cli`` and ``commands``). Every layer may use the shared modules (``config``, ``errors``,
-``results``, ``suite``, ``equality``, ``internals``, ``i18n``, ``bidi``, ``suite_texts`` and the package's
-``__version__``), which use nothing else. Read from the source (nothing is imported), so a circle hidden in a function
-shows too.
+``results``, ``suite``, ``equality``, ``internals``, ``i18n``, ``bidi``, ``suite_texts``,
+``signatures``, ``input_rules`` and the package's ``__version__``), which use nothing else. Read
+from the source (nothing is imported), so a circle hidden in a function shows too.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ PACKAGE = ROOT / "autograder"
 INSIDE = PACKAGE / "isolation" / "inside"
 SHARED = {"autograder", "autograder.config", "autograder.errors", "autograder.results", "autograder.suite",
           "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi",
-          "autograder.suite_texts"}
+          "autograder.suite_texts", "autograder.signatures", "autograder.input_rules"}
 LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.batch",),
           ("autograder.reports", "autograder.authoring", "autograder.delivery"),
           ("autograder.cli", "autograder.commands", "autograder.__main__")]

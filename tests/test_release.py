@@ -296,3 +296,15 @@ def test_the_release_ships_no_definition_only_left_out_properties_reach(release)
                 name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id
                 uses = sum(len(re.findall(rf"\b{name}\b", other)) for other in shipped)
                 assert uses > 1, f"{name} is shipped but nothing uses it"
+
+
+def test_the_check_reads_the_stubs_the_release_ships_not_the_students_edits(release, tmp_path):
+    """The graded functions' signatures and the docstring examples come from the release's ``stubs/``:
+    a student's own helpers and edits of the package do not change what the check asks of them."""
+    from autograder.signatures import docstring_examples, graded_functions
+
+    edited = load_course(as_student(release, tmp_path / "student") / "course.yaml")
+    course = load_course(ROOT / "course.yaml")
+    for exercise in course.exercises:
+        assert graded_functions(edited, exercise.module) == graded_functions(course, exercise.module)
+        assert docstring_examples(edited, exercise.module) == docstring_examples(course, exercise.module)

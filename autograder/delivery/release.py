@@ -12,6 +12,9 @@
 - ``course.yaml`` without ``solutions`` and ``samples``: a course without solutions is a
   release, where the engine allows a suite's points to fall short of its exercise's and
   ``check`` also runs the locked cases;
+- ``stubs/``, a copy of each exercise's stub as shipped, whose signatures and docstring examples
+  ``check`` reads (the students' edits of the package must not change them), named by ``stubs``
+  in the release's ``course.yaml``;
 - a README for students on self-check, the data to fetch and submission, from the course
   text ``release_readme`` (:func:`~autograder.delivery.shipping.course_text`). The engine
   knows no course's data tool: ``delivery.fetch`` in the course file names the command, and
@@ -52,6 +55,7 @@ def build_release(course: Course, out: Path) -> list[str]:
     ship(course, _common_paths(course), out)
     ship_engine(out)
     localize(course, out)
+    _keep_stubs(course, out)
     removed, kept = [], {}
     for exercise in course.exercises:
         text, names = public_suite(course.path(exercise.suite).read_text(encoding="utf-8"))
@@ -72,6 +76,16 @@ def build_release(course: Course, out: Path) -> list[str]:
     _write(out / "README.md", student_readme(course))
     load_course(out / "course.yaml")
     return removed
+
+
+def _keep_stubs(course: Course, out: Path) -> None:
+    """A copy of each exercise's stub, as shipped, in ``stubs/``: students edit the package, and
+    the check reads the graded functions' signatures and docstring examples from the stubs
+    (:mod:`autograder.signatures`), which their edits must not change."""
+    for exercise in course.exercises:
+        _write(out / STUBS / f"{exercise.module}.py",
+               (out / course.package / f"{exercise.module}.py").read_text(encoding="utf-8"))
+    _write(out / STUBS / "README.md", STUBS_README)
 
 
 def _common_paths(course: Course) -> list[str]:
@@ -283,13 +297,20 @@ def _release_course_yaml(course: Course) -> str:
     locked = {"delivery": {"locked": course.delivery.locked}} if course.delivery.locked else {}
     language = course.language  # the release's texts are in its language only
     texts = {"suite_texts": {language: course.suite_texts[language]}} if language in course.suite_texts else {}
-    return course_yaml(course, header, ("solutions", "samples", "delivery", "suite_texts"), **locked, **texts)
+    return course_yaml(course, header, ("solutions", "samples", "delivery", "suite_texts"), stubs=STUBS, **locked,
+                       **texts)
 
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
 
+
+STUBS = "stubs"  # the release's untouched copy of the exercises' stubs
+STUBS_README = """\
+The exercises as you received them. `python -m autograder check` reads the graded functions'
+signatures and docstring examples here; work in the package folder, not in these copies.
+"""
 
 LOCKED_HEADER = """\
 # Locked known-answer cases. Each case's calls run on your code in the sandbox during

@@ -55,7 +55,8 @@ def grading_copy(course: Course, out: Path, purpose: str) -> None:
     if course.solutions is None:  # a student release
         raise GraderError("grading needs the solutions, which a student release lacks")
     readable = [p for p in [*course.data.values(), *course.sandbox.readonly_paths] if course.path(p).exists()]
-    ship(course, [course.package, *course.provided, course.solutions, *(e.suite for e in course.exercises),
+    ship(course, [course.package, *([course.stubs] if course.stubs else []), *course.provided, course.solutions,
+                  *(e.suite for e in course.exercises),
                   *course.suite_texts.values(), *course.sandbox.support_modules, *readable,
                   *course.delivery.include], out)
     ship_engine(out)

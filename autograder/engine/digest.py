@@ -14,14 +14,16 @@ from pathlib import Path
 
 from ..config import Course
 from ..errors import GraderError
+from ..signatures import stub_path
 
 
 def course_digest(course: Course) -> str:
     """A hash of everything that decides a grade besides the submission: the course file, the
-    suites and the course's own modules they import, the solutions, the support modules, the data
-    files and the read-only paths (each file with its path). A file this process cannot read
-    is a :class:`GraderError` naming it: a batch stops there, before it grades anyone."""
-    files = [course.file, *suite_sources(course)]
+    suites and the course's own modules they import, the exercises' stubs (their signatures and
+    docstring examples are checked), the solutions, the support modules, the data files and the
+    read-only paths (each file with its path). A file this process cannot read is a
+    :class:`GraderError` naming it: a batch stops there, before it grades anyone."""
+    files = [course.file, *suite_sources(course), *(stub_path(course, e.module) for e in course.exercises)]
     files += sorted(course.solutions_path().rglob("*.py")) if course.solutions is not None else []
     files += [course.path(m) for m in course.sandbox.support_modules]
     for named in [*course.data.values(), *course.sandbox.readonly_paths]:

@@ -28,6 +28,7 @@ from ..i18n import _
 from ..isolation import Layout, Standby, WorkerLimits
 from ..results import PropertyResult
 from .digest import course_digest
+from .examples import Claim, claimed, run_examples
 from .feedback import description, innermost, is_blocked, property_feedback
 from .replay import Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
@@ -78,6 +79,8 @@ class GradingPlugin:
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(n): the points a property is worth")
         config.addinivalue_line("markers", "hidden: feedback shows only the property's name and a one-line reason")
+        config.addinivalue_line("markers", "examples(*sources, check=None, using=None, given=None): the stub's "
+                                           "docstring examples the property checks (autograder.engine.examples)")
         # The feedback is this plugin's own; pytest's long traceback of each failure (source lines
         # of every frame, hypothesis's included) is never shown, and cost half of a zero's grading.
         # A suite that cannot be loaded shows its traceback (plain Python's); a property's failure,
@@ -109,6 +112,7 @@ class GradingPlugin:
                 continue
             item.stash[_EXERCISE] = module
             totals[module] += marker.args[0]
+            self._check_claims(item, module)
         for exercise in self.chosen:
             total = totals[exercise.module]
             # a student release keeps only part of each suite, so its points may fall short
@@ -125,6 +129,15 @@ class GradingPlugin:
         items.sort(key=_hidden)
         if self.public_only or self.public_results is not None:
             items[:] = [item for item in items if _hidden(item) == (self.public_results is not None)]
+
+    def _check_claims(self, item: pytest.Item, module: str) -> None:
+        """The docstring examples ``item`` claims are examples of its exercise's stub."""
+        claims = item.get_closest_marker("examples")
+        if claims is not None:
+            try:
+                claimed(self.course, module, claims.args)
+            except GraderError as error:
+                self.problems.append(f"{item.nodeid}: {error}")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         session.config.option.tbstyle = "value"  # nothing reads a test's report but this plugin
@@ -205,6 +218,12 @@ class GradingPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
         test = pyfuncitem.obj
+        claims = pyfuncitem.get_closest_marker("examples")
+        if claims is not None:  # the docstring examples the property claims, before its own checks
+            session = pyfuncitem.stash[_SESSION]
+            exercise = pyfuncitem.stash[_EXERCISE]
+            run_examples(self.course, exercise, Claim(claims.args, **claims.kwargs),
+                         session.module(f"{self.course.package}.{exercise}"), session.module)
         with contextlib.ExitStack() as undo:
             if is_hypothesis_test(test):
                 undo.enter_context(internals.calling(test, _printing_afresh(pyfuncitem, internals.inner_test(test))))
