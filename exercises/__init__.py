@@ -23,5 +23,10 @@ Every graded function of every exercise checks its arguments by the same rules:
   derived from the one the rule names, such as ``class VocabError(ValueError)``). A class
   derived from both, or from ``KeyError`` or ``IndexError`` as well, is neither.
 - The message of either contains the argument's name: ``"num_merges must be >= 0, got -1"``.
-- Arguments are checked in signature order, and the first bad one is reported.
+- Arguments are checked in signature order, and the first bad one is reported. Within one
+  argument, its type and the types of all its items come before its values: an argument that
+  holds an item of the wrong type is a ``TypeError`` even when another of its items has a bad
+  value. A rule between two arguments (``length`` shorter than a sequence of ``batch``, a
+  ``baseline`` that is no key of ``parallel``) is checked once both have passed their own
+  checks, and its error names the argument the function's docstring says.
 """

@@ -83,7 +83,8 @@ def merge_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
     Examples: ``merge_pair([1, 2, 3, 1, 2], (1, 2), 256) == [256, 3, 256]`` and
     ``merge_pair([5, 5, 5], (5, 5), 256) == [256, 5]``.
 
-    Raises ``TypeError`` per the bad-input rules (``pair`` is a tuple of exactly two ints).
+    Raises ``TypeError`` per the bad-input rules (``pair`` is a tuple of exactly two ints: a
+    tuple of another length, such as ``(1, 2, 3)``, is a ``TypeError`` too).
     """
     raise NotImplementedError("merge_pair is not implemented yet")
 

@@ -103,7 +103,8 @@ class SpecialTokenizer:
         """
         raise NotImplementedError("SpecialTokenizer.train is not implemented yet")
 
-    def encode(self, text: str, allowed_special="all", add_eos: bool = False) -> list[int]:
+    def encode(self, text: str, allowed_special: str | set[str] | list[str] | tuple[str, ...] = "all",
+               add_eos: bool = False) -> list[int]:
         """Return the ids of ``text``.
 
         ``allowed_special`` says which special-token strings in ``text`` become their ids:
@@ -117,8 +118,9 @@ class SpecialTokenizer:
         gives ``[]`` (or ``[1]`` with ``add_eos``).
 
         Raises ``TypeError``/``ValueError`` per the bad-input rules (``allowed_special``:
-        a str, or a set (a ``frozenset`` too), list or tuple; a str other than
-        ``"all"``/``"none"``, or a member that is not a special-token string, is a
+        a str, or a set (a ``frozenset`` too), list or tuple of str; a member that is not a
+        str, such as the ``5`` of ``{5}``, is a ``TypeError``; a str other than
+        ``"all"``/``"none"``, or a str member that is not a special-token string, is a
         ``ValueError``; ``add_eos``: ``True`` or ``False``, not ``0`` or ``1``).
         """
         raise NotImplementedError("SpecialTokenizer.encode is not implemented yet")
@@ -180,7 +182,7 @@ class SpecialTokenizer:
 
         Example: ``pad_batch([[5, 6], [7]]) == ([[5, 6], [7, 0]], [[1, 1], [1, 0]])``.
 
-        Raises ``TypeError``/``ValueError`` per the bad-input rules (``length`` >= 0,
-        and no sequence longer than ``length``).
+        Raises ``TypeError``/``ValueError`` per the bad-input rules (``length`` >= 0; a
+        sequence of ``batch`` longer than ``length`` is a ``ValueError`` naming ``length``).
         """
         raise NotImplementedError("SpecialTokenizer.pad_batch is not implemented yet")

@@ -20,7 +20,8 @@ Rules
 
 Example::
 
-    >>> compression_ratio(lambda s: list(s.encode("utf-8")), "héllo")  # doctest: +SKIP
+    >>> utf8 = lambda s: list(s.encode("utf-8"))                      # doctest: +SKIP
+    >>> compression_ratio(utf8, "héllo")                               # doctest: +SKIP
     1.0
     >>> ratio_curve("aaaa", 5)                                         # doctest: +SKIP
     [1.0, 0.5, 0.25]

@@ -12,7 +12,9 @@ EM step, the loss of removing each piece, and the whole training loop.
 Rules
 -----
 - A vocabulary is ``logprobs: dict[str, float]``: non-empty pieces mapped to natural-log
-  probabilities (finite, at most 0). They need not sum to 1.
+  probabilities (finite, at most 0). They need not sum to 1. An empty piece ``""``, or a
+  log-probability above 0 or not finite (``nan``, ``inf``, ``-inf``), is a ``ValueError``
+  naming ``logprobs``.
 - A segmentation of ``text`` splits it into pieces of the vocabulary, left to right. Its
   score is the sum of its pieces' log-probabilities, added left to right
   (``(lp[p1] + lp[p2]) + lp[p3] ...``).

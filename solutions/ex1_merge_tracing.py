@@ -2,8 +2,8 @@
 
 Decisions where the spec is silent:
 
-- ``ids`` may be a list or a tuple of ints; ``pair`` must be a tuple of two ints. Anything
-  else is a ``TypeError`` naming the argument; a negative ``num_merges`` is a ``ValueError``.
+- ``ids`` must be a list of ints and ``pair`` a tuple of two ints. Anything else is a
+  ``TypeError`` naming the argument; a negative ``num_merges`` is a ``ValueError``.
 - ``get_pair_counts`` returns a plain ``dict`` whose order is the order of first occurrence.
 - ``trace_merges("")`` and ``trace_word_merges({})`` are empty lists, not errors.
 - ``trace_word_merges`` needs positive ``int`` counts (``ValueError`` otherwise); words are
@@ -128,13 +128,14 @@ def trace_word_merges(
     dict's order, each left to right. Returns ``(pair, count)`` for each merge."""
     if not isinstance(word_counts, dict):
         raise TypeError(f"word_counts must be a dict, got {type(word_counts).__name__}")
-    check_int(num_merges, "num_merges")
-    for word, count in word_counts.items():
+    for word, count in word_counts.items():  # every type first, then the values
         check_str(word, "word_counts key")
         if isinstance(count, bool) or not isinstance(count, int):
             raise TypeError(f"word_counts values must be ints, got {count!r} for {word!r}")
+    for word, count in word_counts.items():
         if count <= 0:
             raise ValueError(f"word_counts values must be positive, got {count} for {word!r}")
+    check_int(num_merges, "num_merges")
     words = [(list(word), count) for word, count in word_counts.items()]
     merges = _bpe.train(words, num_merges, lambda _k, pair: pair[0] + pair[1])
     return [(merge.pair, merge.count) for merge in merges]

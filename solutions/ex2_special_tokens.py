@@ -5,8 +5,8 @@ Decisions where the spec is silent:
 - The full signature is ``encode(text, allowed_special="all", add_eos=False)``.
   ``allowed_special`` is ``"all"``, ``"none"``, or a set / frozenset / list / tuple of
   special-token strings. Another string, or a collection holding a string that is not a
-  special token, is a ``ValueError``; any other type is a ``TypeError`` (both name
-  ``allowed_special``).
+  special token, is a ``ValueError``; any other type, or a collection holding anything but
+  strings, is a ``TypeError`` (both name ``allowed_special``, types checked first).
 - Where special tokens overlap in the text, the longest one is matched first (then the
   leftmost, as a regular expression scans).
 - ``train`` starts from scratch each time (earlier merges are dropped) and returns the
@@ -65,6 +65,8 @@ def _allowed_specials(allowed_special) -> set[str]:
             f'allowed_special must be "all", "none" or a set of strings, '
             f"got {type(allowed_special).__name__}"
         )
+    if not all(isinstance(s, str) for s in allowed_special):  # types before values
+        raise TypeError(f"allowed_special must hold strings only, got {sorted(map(repr, allowed_special))}")
     unknown = [s for s in allowed_special if s not in SPECIAL_TOKENS]
     if unknown:
         raise ValueError(f"allowed_special holds strings that are not special tokens: {unknown!r}")
@@ -122,9 +124,10 @@ class SpecialTokenizer:
         """Encode ``text``; the allowed special-token strings become their ids, everything
         else is pre-tokenized and merged. ``add_eos=True`` appends ``<eos>``."""
         check_str(text, "text")
+        allowed = _allowed_specials(allowed_special)
         if not isinstance(add_eos, bool):
             raise TypeError(f"add_eos must be a bool, got {type(add_eos).__name__}")
-        parts = _split_specials(text, _allowed_specials(allowed_special))
+        parts = _split_specials(text, allowed)
         ids: list[int] = []
         for i, part in enumerate(parts):
             if i % 2:

@@ -44,7 +44,8 @@ WORD_PATTERN = r"\w+|[^\w\s]"
 
 
 def _typed_items(mapping, name: str, kinds: tuple[type, ...], kind: str):
-    """The items of ``mapping``, a dict of str to ``kind``, each checked as it is reached."""
+    """The items of ``mapping``, a dict of str to ``kind``, once every key's and value's type is
+    checked (types before values, within one argument too)."""
     if not isinstance(mapping, dict):
         raise TypeError(f"{name} must be a dict of str to {kind}, got {type(mapping).__name__}")
     for key, value in mapping.items():
@@ -52,7 +53,7 @@ def _typed_items(mapping, name: str, kinds: tuple[type, ...], kind: str):
             raise TypeError(f"{name} keys must be str, found {type(key).__name__}")
         if isinstance(value, bool) or not isinstance(value, kinds):
             raise TypeError(f"{name} values must be {kind}s, found {type(value).__name__}")
-        yield key, value
+    return mapping.items()
 
 
 def _check_logprobs(logprobs) -> dict[str, float]:

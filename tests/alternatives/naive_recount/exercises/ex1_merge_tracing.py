@@ -98,11 +98,10 @@ def render_trace(steps):
 def trace_word_merges(word_counts, num_merges):
     if not isinstance(word_counts, dict):
         raise TypeError("word_counts must be a dict")
-    for word, count in word_counts.items():
-        if not isinstance(word, str) or type(count) is not int:
-            raise TypeError("word_counts must map str to int")
-        if count < 1:
-            raise ValueError("word_counts: every count must be at least 1")
+    if not all(isinstance(word, str) and type(count) is int for word, count in word_counts.items()):
+        raise TypeError("word_counts must map str to int")
+    if any(count < 1 for count in word_counts.values()):
+        raise ValueError("word_counts: every count must be at least 1")
     if type(num_merges) is not int:
         raise TypeError("num_merges must be an int")
     if num_merges < 0:

@@ -74,7 +74,11 @@ class SpecialTokenizer:
             allowed = set(SPECIAL_TOKENS)
         elif allowed_special == "none":
             allowed = set()
+        elif isinstance(allowed_special, str):
+            raise ValueError("allowed_special must be 'all', 'none' or a collection of special tokens")
         elif isinstance(allowed_special, (set, frozenset, list, tuple)):
+            if not all(isinstance(s, str) for s in allowed_special):
+                raise TypeError("allowed_special must hold strings")
             allowed = set(allowed_special)
             if not allowed <= set(SPECIAL_TOKENS):
                 raise ValueError("allowed_special may only hold special-token strings")
@@ -127,7 +131,8 @@ class SpecialTokenizer:
         return self.decode([i])
 
     def pad_batch(self, batch, length=None):
-        if not isinstance(batch, list) or not all(isinstance(row, list) for row in batch):
+        if not isinstance(batch, list) or not all(isinstance(row, list) and all(type(i) is int for i in row)
+                                                  for row in batch):
             raise TypeError("batch must be a list of lists of ints")
         if not batch:
             return [], []

@@ -75,9 +75,11 @@ class SpecialTokenizer:
             raise TypeError("text must be a str")
         if type(allowed_special) is str:
             if allowed_special not in ("all", "none"):
-                raise TypeError("allowed_special must be 'all', 'none' or a collection")
+                raise ValueError("allowed_special must be 'all', 'none' or a collection")
             allowed = set(SPECIAL_TOKENS) if allowed_special == "all" else set()
         elif type(allowed_special) in (set, list, tuple, frozenset):
+            if any(type(s) is not str for s in allowed_special):
+                raise TypeError("allowed_special must hold strings")
             allowed = set(allowed_special)
             if allowed - set(SPECIAL_TOKENS):
                 raise ValueError("allowed_special holds a string that is not a special token")

@@ -15,22 +15,18 @@ def _fail(kind, name, what):
 
 
 def _logprobs(table):
-    if type(table) is not dict:
-        _fail(TypeError, "logprobs", "must be a dict")
+    if type(table) is not dict or any(type(k) is not str or type(v) not in (int, float) for k, v in table.items()):
+        _fail(TypeError, "logprobs", "must be a dict of str to float")
     for key, value in table.items():
-        if type(key) is not str or type(value) not in (int, float):
-            _fail(TypeError, "logprobs", "must map str to float")
         if key == "" or value != value or value in (math.inf, -math.inf) or value > 0:
             _fail(ValueError, "logprobs", f"bad entry {key!r}: {value!r}")
     return table
 
 
 def _counts(table):
-    if type(table) is not dict:
-        _fail(TypeError, "word_counts", "must be a dict")
+    if type(table) is not dict or any(type(k) is not str or type(v) is not int for k, v in table.items()):
+        _fail(TypeError, "word_counts", "must be a dict of str to int")
     for key, value in table.items():
-        if type(key) is not str or type(value) is not int:
-            _fail(TypeError, "word_counts", "must map str to int")
         if value < 1:
             _fail(ValueError, "word_counts", f"count of {key!r} is {value}")
     return table
