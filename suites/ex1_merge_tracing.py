@@ -2,16 +2,33 @@
 token_tree, render_trace and trace_word_merges, graded against the docstrings' rules."""
 
 import re
+from typing import NamedTuple
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.suite import expect, expect_equal, expect_error, show
+from autograder.signatures import graded_functions
+from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, show
 from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
 hidden = pytest.mark.hidden
+docstring_examples = pytest.mark.examples  # the stub's >>> examples a property checks (autograder.engine.examples)
+
+
+# what the docstring's trace_merges("the then there", 2) gives: its examples of token_tree and
+# render_trace run on these, so that they test those functions alone
+class MergeStep(NamedTuple):
+    rank: int
+    pair: tuple[int, int]
+    new_id: int
+    count: int
+    token: bytes
+    length: int
+
+
+EXAMPLE_STEPS = [MergeStep(0, (116, 104), 256, 3, b"th", 11), MergeStep(1, (256, 101), 257, 3, b"the", 8)]
 
 
 def _whole_number(n: int, line: str) -> bool:
@@ -55,16 +72,21 @@ def _replayed(text: str, steps) -> list:
     """The text's bytes after the steps' merges, each applied left to right without overlap."""
     ids: list = list(text.encode("utf-8"))
     for step in steps:
-        pair, new_id, merged, i = tuple(step[1]), step[2], [], 0
-        while i < len(ids):
-            if tuple(ids[i:i + 2]) == pair:
-                merged.append(new_id)
-                i += 2
-            else:
-                merged.append(ids[i])
-                i += 1
-        ids = merged
+        ids = _merged(ids, tuple(step[1]), step[2])
     return ids
+
+
+def _merged(ids: list, pair: tuple, new_id) -> list:
+    """``ids`` with ``pair`` replaced by ``new_id``, left to right without overlap."""
+    merged, i = [], 0
+    while i < len(ids):
+        if tuple(ids[i:i + 2]) == pair:
+            merged.append(new_id)
+            i += 2
+        else:
+            merged.append(ids[i])
+            i += 1
+    return merged
 
 
 def _is_step(step) -> bool:
@@ -127,7 +149,8 @@ def test_merge_pair_shortens_by_number_of_replacements(student, reference, ids, 
 # --------------------------------------------------------------------------- trace_merges
 
 
-@points(2)
+@points(1)
+@docstring_examples("steps[0]", "steps[1]")
 @given(text=S.texts(), num_merges=S.merges())
 @example(text="the then there", num_merges=2)
 @example(text="", num_merges=3)
@@ -145,10 +168,27 @@ def test_trace_merges_matches_reference(student, reference, text, num_merges):
 @example(text="badcab", num_merges=3)
 def test_ties_break_to_leftmost_first_occurrence(student, reference, text, num_merges):
     """Among equally frequent pairs, trace_merges merges the one whose first occurrence is leftmost."""
-    got = student.trace_merges(text, num_merges)
-    expected = reference.trace_merges(text, num_merges)
-    expect_equal([step[1] if _is_step(step) else step for step in got] if isinstance(got, list) else got,
-                 [step.pair for step in expected], f"the merged pairs of trace_merges({text!r}, {num_merges})")
+    what = f"trace_merges({text!r}, {num_merges})"
+    got = _checked_steps(student.trace_merges(text, num_merges), what)
+    expect_equal(_merged_bytes(got), _merged_bytes(reference.trace_merges(text, num_merges)),
+                 f"the merged pairs of {what}, as the bytes of their two parts")
+
+
+def _checked_steps(steps, what):
+    expect(type(steps) is list and all(_is_step(step) for step in steps),
+           f"{what}: expected a list of MergeStep values, got {show(steps)}")
+    return steps
+
+
+def _merged_bytes(steps) -> list[tuple[bytes, bytes]]:
+    """Each step's pair as the bytes of its two parts, whatever ids the steps gave the merged tokens."""
+    vocab = {i: bytes([i]) for i in range(256)}
+    merged = []
+    for step in steps:
+        left, right = (vocab.get(i, b"?") for i in step[1])
+        merged.append((left, right))
+        vocab[step[2]] = left + right
+    return merged
 
 
 @points(1)
@@ -156,10 +196,18 @@ def test_ties_break_to_leftmost_first_occurrence(student, reference, text, num_m
 @example(text="aaa", num_merges=1)
 @example(text="aaaa", num_merges=3)
 @example(text="aaaaab", num_merges=2)
-def test_overlapping_runs_merge_without_overlap(student, reference, text, num_merges):
+def test_overlapping_runs_merge_without_overlap(student, text, num_merges):
     """On runs like 'aaaa' the count includes overlapping pairs but the merge does not overlap (the length shows it)."""
-    expect_equal(student.trace_merges(text, num_merges), reference.trace_merges(text, num_merges),
-                 f"trace_merges({text!r}, {num_merges})")
+    what = f"trace_merges({text!r}, {num_merges})"
+    steps = _checked_steps(student.trace_merges(text, num_merges), what)
+    ids: list = list(text.encode("utf-8"))
+    for step in steps:  # the merges the student chose, counted and made by the rules
+        pair = tuple(step[1])
+        count = sum(1 for i in range(len(ids) - 1) if (ids[i], ids[i + 1]) == pair)
+        ids = _merged(ids, pair, step[2])
+        expect_equal((step[3], step[5]), (count, len(ids)),
+                     f"{what}[{step[0]}]: (count, length) of the merge of {pair} (every overlapping occurrence counts, "
+                     "the merge replaces left to right without overlap)")
 
 
 @points(1)
@@ -209,6 +257,7 @@ def test_trace_tokens_lengths_and_early_stop(student, text, num_merges):
 
 
 @points(2)
+@docstring_examples("token_tree(steps, 257)", given={"steps": EXAMPLE_STEPS})
 @given(text=S.texts(), num_merges=S.merges(20))
 @example(text="the then there", num_merges=2)
 def test_token_tree_of_the_is_nested_pairs(student, reference, text, num_merges):
@@ -237,7 +286,13 @@ def test_token_tree_rejects_unknown_id(student, reference, text, num_merges, ext
 # --------------------------------------------------------------------------- render_trace
 
 
+def _check_example_trace(rendered, names):
+    """The docstring's trace, checked for what it shows, as any trace is (its layout is only suggested)."""
+    _check_rendered(rendered, names["steps"], "render_trace(steps), the docstring's example")
+
+
 @points(2)
+@docstring_examples("print(render_trace(steps))", check=_check_example_trace, given={"steps": EXAMPLE_STEPS})
 @given(text=S.texts(), num_merges=S.merges(15))
 @example(text="the then there", num_merges=2)
 @example(text="", num_merges=0)
@@ -328,32 +383,33 @@ def test_word_merge_ties_follow_dict_order(student, reference, words, num_merges
 # --------------------------------------------------------------------------- bad input
 
 
+@points(1)
+def test_bad_argument_types_raise_type_errors_by_the_shared_rules(student, course):
+    ("""Every graded function, on every parameter, follows the type rules of exercises/__init__.py: True is not an """
+     """int, a tuple is not a list (pair is the one tuple), one item of the wrong type in a list or dict is a """
+     """TypeError too, each naming the argument.""")
+    expect_bad_input_rules(student, graded_functions(course, "ex1_merge_tracing"))
+
+
 @hidden
 @points(1)
 @given(num_merges=st.integers(-5, -1))
 def test_bad_arguments_raise_errors_naming_them(student, num_merges):
-    ("""Negative num_merges, word counts below 1 and steps using an unknown id are ValueErrors; a non-str text, ids """
-     """that are not a list of ints (a tuple is not one), a pair not a tuple of two ints, or a count or num_merges """
-     """that is not an int (True is not one) a TypeError; each names the argument.""")
+    ("""Negative num_merges, word counts below 1 and steps using an unknown id are ValueErrors naming the argument; """
+     """arguments are checked in signature order, and within one argument its types before its values.""")
     expect_error(lambda: student.trace_merges("abc", num_merges), ("ValueError",), f"trace_merges('abc', {num_merges})",
                  naming=("num_merges",))
-    expect_error(lambda: student.trace_merges(b"abc", 2), ("TypeError",), "trace_merges(b'abc', 2)", naming=("text",))
     expect_error(lambda: student.trace_word_merges({"ab": 2}, num_merges), ("ValueError",),
                  f"trace_word_merges({{'ab': 2}}, {num_merges})", naming=("num_merges",))
     expect_error(lambda: student.trace_word_merges({"ab": 0}, 2), ("ValueError",), "trace_word_merges({'ab': 0}, 2)",
                  naming=("word_counts",))
-    expect_error(lambda: student.get_pair_counts("abc"), ("TypeError",), "get_pair_counts('abc')", naming=("ids",))
-    expect_error(lambda: student.get_pair_counts((1, 2, 1)), ("TypeError",), "get_pair_counts((1, 2, 1))",
-                 naming=("ids",))
-    expect_error(lambda: student.trace_merges("abc", True), ("TypeError",), "trace_merges('abc', True)",
-                 naming=("num_merges",))
-    for count in (num_merges, 1.5, "2"):  # a count below 1, or not an int
-        expect_error(lambda count=count: student.trace_word_merges({"ab": 2, "cd": count}, 2),
-                     ("ValueError",) if count == num_merges else ("TypeError",),
-                     f"trace_word_merges({{'ab': 2, 'cd': {count!r}}}, 2)", naming=("word_counts",))
-    for pair in ((1,), (1, 2, 3), [1, 2], (1, "2")):
-        expect_error(lambda pair=pair: student.merge_pair([1, 2, 3], pair, 256), ("TypeError",),
-                     f"merge_pair([1, 2, 3], {pair!r}, 256)", naming=("pair",))
+    expect_error(lambda: student.trace_word_merges({"ab": 2, "cd": num_merges}, 2), ("ValueError",),
+                 f"trace_word_merges({{'ab': 2, 'cd': {num_merges}}}, 2)", naming=("word_counts",))
+    # the first bad argument is reported, and a wrong type within one argument before a bad value
+    expect_error(lambda: student.trace_word_merges({"ab": 0}, num_merges), ("ValueError",),
+                 f"trace_word_merges({{'ab': 0}}, {num_merges})", naming=("word_counts",))
+    expect_error(lambda: student.trace_word_merges({"ab": 0, "cd": "2"}, 2), ("TypeError",),
+                 "trace_word_merges({'ab': 0, 'cd': '2'}, 2)", naming=("word_counts",))
     for pair in ((300, 97), (97, 300)):  # one id of the pair made by no earlier step
         steps = [(0, (97, 98), 256, 2, b"ab", 3), (1, pair, 257, 1, b"?", 2)]
         expect_error(lambda steps=steps: student.render_trace(steps), ("ValueError",), f"render_trace({steps!r})",

@@ -12,12 +12,21 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.suite import expect, expect_close, expect_equal, expect_error, show
+from autograder.signatures import graded_functions
+from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show
 from tokcourse.grading import encoders
 from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
 hidden = pytest.mark.hidden
+docstring_examples = pytest.mark.examples  # the stub's >>> examples a property checks (autograder.engine.examples)
+LAMBDAS = {"utf8": "encoders.utf8_bytes", "chars": "encoders.characters"}  # the docstring's encoders, in the sandbox
+# what the docstring's benchmark gives: its example of render_table runs on these, to test render_table alone
+EXAMPLE_ROWS = [{"encoder": encoder, "language": language, "tokens": tokens, "chars": 6, "bytes": size,
+                 "tokens_per_char": tokens / 6, "premium": premium}
+                for encoder, language, tokens, size, premium in [
+                    ("chars", "en", 6, 6, 1.0), ("chars", "ru", 6, 12, 1.0), ("utf8", "en", 6, 6, 1.0),
+                    ("utf8", "ru", 12, 12, 2.0)]]
 
 SIMPLE = ("characters", "utf8_bytes", "whitespace_words")
 simple_encoders = st.sampled_from(SIMPLE)
@@ -30,7 +39,10 @@ def _check_premium(got, expected, what):
         expect_close(got[lang], value, f"{what}[{lang!r}]")
 
 
-def _check_rows(got, expected, what):
+def _check_rows(got, expected, what, premiums=None):
+    """``got`` has the rows of ``expected``; with ``premiums`` (``encoder -> language -> premium``, what
+    the student's own ``tokenization_premium`` gives), each row's premium is that one instead: the
+    premium is another property's, and a row copies it."""
     expect(isinstance(got, list), f"{what}: expected a list of rows, got {show(got)}")
     expect_equal([(r.get("encoder"), r.get("language")) if isinstance(r, dict) else r for r in got],
                  [(r["encoder"], r["language"]) for r in expected], f"the (encoder, language) of each row of {what}")
@@ -39,8 +51,21 @@ def _check_rows(got, expected, what):
         expect_equal(list(row), list(want), f"{where}: the keys")
         for key in ("tokens", "chars", "bytes"):
             expect_equal(row[key], want[key], f"{where}[{key!r}]")
-        for key in ("tokens_per_char", "premium"):
-            expect_close(row[key], want[key], f"{where}[{key!r}]")
+        expect_close(row["tokens_per_char"], want["tokens_per_char"], f"{where}['tokens_per_char']")
+        premium = want["premium"] if premiums is None else premiums[want["encoder"]][want["language"]]
+        expect_close(row["premium"], premium, f"{where}['premium'], as tokenization_premium gives it")
+
+
+def _own_premiums(student, encoders_, parallel, baseline="en"):
+    """``encoder -> language -> premium``: what the student's ``tokenization_premium`` gives."""
+    found = {}
+    for name, encode in encoders_.items():
+        premiums = student.tokenization_premium(encode, parallel, baseline)
+        expect(isinstance(premiums, dict) and set(premiums) == set(parallel),
+               f"tokenization_premium({name}, {parallel!r}, {baseline!r}): expected a premium per language, got "
+               f"{show(premiums)}")
+        found[name] = premiums
+    return found
 
 
 def _cell(value) -> str:
@@ -94,6 +119,7 @@ def _parallel_with_baseline(draw, min_languages=1):
 
 
 @points(2)
+@docstring_examples("tokens_per_char(utf8, ['héllo'])", using=LAMBDAS)
 @given(name=simple_encoders, texts=S.text_lists())
 @example(name="utf8_bytes", texts=["héllo"])
 @example(name="utf8_bytes", texts=["a", "中文中文"])
@@ -110,14 +136,12 @@ def test_tokens_per_char_is_total_tokens_over_total_chars(student, sandbox, name
 
 
 @points(2)
+@docstring_examples("tokenization_premium(utf8, parallel)", using=LAMBDAS)
 @given(name=simple_encoders, data=_parallel_with_baseline())
 def test_premium_is_language_tokens_over_baseline_tokens(student, reference, sandbox, name, data):
     """tokenization_premium is each language's total tokens over the baseline's total tokens."""
     parallel, baseline = data
     enc = sandbox.module("encoders")
-    example_ = {"en": ["cat", "dog"], "ru": ["кот", "пёс"]}
-    _check_premium(student.tokenization_premium(enc.utf8_bytes, example_), {"en": 1.0, "ru": 2.0},
-                   f"tokenization_premium(utf8_bytes, {example_!r})")
     _check_premium(student.tokenization_premium(getattr(enc, name), parallel, baseline),
                    reference.tokenization_premium(getattr(encoders, name), parallel, baseline),
                    f"tokenization_premium({name}, {parallel!r}, {baseline!r})")
@@ -157,7 +181,7 @@ def test_premium_sums_tokens_not_mean_of_sentence_ratios(student, reference, san
 @given(data=_parallel_with_baseline(min_languages=2))
 def test_bad_parallel_or_baseline_raises(student, sandbox, data):
     ("""Unequal sentence counts, an empty language, an empty dict, an unknown or zero-token baseline, a language """
-     """without characters (benchmark) or rows with other keys (render_table) are ValueErrors; bad types TypeErrors.""")
+     """without characters (benchmark) or rows with other keys (render_table) are ValueErrors.""")
     parallel, baseline = data
     enc = sandbox.module("encoders")
     other = next(lang for lang in parallel if lang != baseline)
@@ -171,10 +195,6 @@ def test_bad_parallel_or_baseline_raises(student, sandbox, data):
             f"tokenization_premium(characters, {{}}, {baseline!r})")
     expect_error(lambda: student.tokenization_premium(enc.characters, parallel, unknown), ("ValueError",),
             f"tokenization_premium(characters, {parallel!r}, {unknown!r})")
-    expect_error(lambda: student.tokenization_premium(enc.characters, parallel, 7), ("TypeError",),
-            f"tokenization_premium(characters, {parallel!r}, 7)")
-    expect_error(lambda: student.tokenization_premium(5, parallel, baseline), ("TypeError",),
-            f"tokenization_premium(5, {parallel!r}, {baseline!r})")
     expect_error(lambda: student.tokens_per_char(enc.characters, []), ("ValueError",),
                  "tokens_per_char(characters, [])")
     expect_error(lambda: student.tokens_per_char(enc.characters, ["", ""]), ("ValueError",),
@@ -187,23 +207,31 @@ def test_bad_parallel_or_baseline_raises(student, sandbox, data):
     blank = {**parallel, other: [""] * len(parallel[other])}  # a language without a character
     expect_error(lambda: student.benchmark({"characters": enc.characters}, blank, baseline), ("ValueError",),
                  f"benchmark({{'characters': characters}}, {blank!r}, {baseline!r})", naming=("parallel",))
-    for bad_encoders, shown in (({"characters": 5}, "{'characters': 5}"), ({7: enc.characters}, "{7: characters}")):
-        expect_error(lambda bad=bad_encoders: student.benchmark(bad, parallel, baseline), ("TypeError",),
-                     f"benchmark({shown}, {parallel!r}, {baseline!r})", naming=("encoders",))
-    expect_error(lambda: student.tokens_per_char(enc.characters, ["ab", 3]), ("TypeError",),
-                 "tokens_per_char(characters, ['ab', 3])", naming=("texts",))
     row = {"encoder": "e", "language": "en", "premium": 1.0}
     for rows in ([row, {**row, "extra": 1}], [row, {"encoder": "e", "language": "en"}],
                  [row, {"encoder": "e", "language": "en", "premium2": 1.0}]):
         expect_error(lambda rows=rows: student.render_table(rows), ("ValueError",), f"render_table({rows!r})",
                      naming=("rows",))
-    expect_error(lambda: student.render_table((row,)), ("TypeError",), f"render_table(({row!r},))", naming=("rows",))
 
 
 # --------------------------------------------------------------------------- benchmark
 
 
-@points(3)
+def _check_example_rows(shown, names):
+    """The docstring's rows: sorted by encoder then language, each premium the student's own
+    tokenization_premium (the premium is another property's)."""
+    what = "[(r['encoder'], r['language'], r['premium']) for r in rows], the docstring's example"
+    expect_equal([row[:2] for row in shown], [("chars", "en"), ("chars", "ru"), ("utf8", "en"), ("utf8", "ru")],
+                 f"{what}: the (encoder, language) of each row")
+    own = {name: names["tokenization_premium"](names[name], names["parallel"]) for name in ("chars", "utf8")}
+    for encoder, language, premium in shown:
+        expect_close(premium, own[encoder][language], f"{what}: the premium of ({encoder!r}, {language!r}), as "
+                                                      f"tokenization_premium({encoder}, parallel) gives it")
+
+
+@points(2)
+@docstring_examples("[(r['encoder'], r['language'], r['premium']) for r in rows]", using=LAMBDAS,
+                    check=_check_example_rows)
 @given(names=st.lists(simple_encoders, min_size=1, max_size=3, unique=True),
        labels=st.permutations(["utf8", "chars", "words"]), data=_parallel_with_baseline())
 def test_benchmark_rows_sorted_by_encoder_then_language(student, reference, sandbox, names, labels, data):
@@ -214,7 +242,7 @@ def test_benchmark_rows_sorted_by_encoder_then_language(student, reference, sand
     ref = {label: getattr(encoders, name) for label, name in zip(labels, names, strict=False)}
     shown = {label: name for label, name in zip(labels, names, strict=False)}
     _check_rows(student.benchmark(mine, parallel, baseline), reference.benchmark(ref, parallel, baseline),
-                f"benchmark({shown!r}, {parallel!r}, {baseline!r})")
+                f"benchmark({shown!r}, {parallel!r}, {baseline!r})", _own_premiums(student, mine, parallel, baseline))
 
 
 @hidden
@@ -229,13 +257,20 @@ def test_benchmark_on_course_parallel_data_with_cl100k(student, reference, sandb
     mine = {"cl100k_base": enc.cl100k, "utf8_bytes": enc.utf8_bytes, "characters": enc.characters,
             "whitespace_words": enc.whitespace_words}
     _check_rows(student.benchmark(mine, parallel), reference.benchmark(encoders.ENCODERS, parallel),
-                "benchmark(<the four encoders>, <the course's parallel sentences>)")
+                "benchmark(<the four encoders>, <the course's parallel sentences>)",
+                _own_premiums(student, mine, parallel))
 
 
 # --------------------------------------------------------------------------- render_table
 
 
+def _check_example_table(table, names):
+    """The docstring's table, checked for its cells in order, as any table is."""
+    _check_table(table, names["rows"][2:], "render_table(rows[2:]), the docstring's example")
+
+
 @points(2)
+@docstring_examples("print(render_table(rows[2:]))", check=_check_example_table, given={"rows": EXAMPLE_ROWS})
 @given(rows=_rows)
 def test_render_table_contains_header_and_every_cell(student, rows):
     """render_table writes a header, a separator and one line per row showing each cell (floats with 3 decimals)."""
@@ -249,3 +284,15 @@ def test_render_table_escapes_pipes(student, label, value):
     """A '|' inside a cell or a column name is written as '\\|' so every line keeps its cells."""
     rows = [{"encoder": label, "a|b": value, "premium": 1.0}, {"encoder": "e", "a|b": 3, "premium": 2.25}]
     _check_table(student.render_table(rows), rows, f"render_table({rows!r})")
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@points(1)
+def test_bad_argument_types_raise_type_errors_by_the_shared_rules(student, sandbox, course):
+    ("""Every graded function, on every parameter, follows the type rules of exercises/__init__.py: a tuple is not """
+     """a list, a number is not an encoder, one key, value or item of the wrong type is a TypeError too, each naming """
+     """the argument.""")
+    expect_bad_input_rules(student, graded_functions(course, "ex4_multilingual"),
+                           callable_value=sandbox.module("encoders").characters)
