@@ -8,6 +8,7 @@ this session).
 """
 
 import multiprocessing
+import re
 import shutil
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -17,6 +18,7 @@ import pytest
 
 from tests.catalog import (
     ALTERNATIVES,
+    ALTERNATIVES_DIR,
     MUTANTS,
     ROOT,
     build_alternative,
@@ -116,6 +118,28 @@ def test_mutant_fails_the_property_named_after_its_mistake(graded, mutant):
                                  f"{_failures(results) or '  none'}")
     got, total = _scores(results)[mutant.exercise]
     assert got < total
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.exercise}:{m.name}" for m in MUTANTS])
+def test_mutant_fails_only_properties_that_name_its_mistake(graded, mutant):
+    """One bug, one reason: a mistake fails the property named after it and those it lists as naming
+    its rule too (``also``: a worked example it changes, a comparison with the reference), no other."""
+    results = _results(graded, f"mutant:{mutant.exercise}:{mutant.name}")
+    others = sorted(r["name"] for r in results if not r["passed"] and r["name"] not in {mutant.fails, *mutant.also})
+    assert not others, f"{mutant.name} also failed {others}:\n{_failures(results)}"
+
+
+def test_each_mutant_changes_its_own_exercise_alone():
+    """A mistake in one exercise's module can cost points on that exercise only (no shared module)."""
+    shared = [m.name for m in MUTANTS if m.file != f"{m.exercise}.py"]
+    assert not shared, f"mutants of a module other exercises import too: {shared}"
+    another_exercise = re.compile(r"^\s*from\s+\.\s*(?:import\s+)?(ex\d\w*)", re.M)
+    imports = []
+    for base in {m.base for m in MUTANTS}:
+        folder = ALTERNATIVES_DIR / base / "exercises" if base else ROOT / "solutions"
+        imports += [(module, name) for module in folder.glob("ex*.py")
+                    for name in another_exercise.findall(module.read_text(encoding="utf-8"))]
+    assert not imports, f"exercise modules that import another exercise's: {imports}"
 
 
 def test_catalog_covers_every_exercise_three_times():

@@ -41,9 +41,10 @@ pytestmark = pytest.mark.sandbox
 
 MUTANT_MAP = ROOT / "suites" / "mutant-catalog.yaml"
 MUTANT_MAP_HEADER = ("# Made from tests/catalog.py by `python -m tests.test_class_report`: per exercise,\n"
-                     "# each property and the catalog mutants (mistakes planted in the reference)\n"
-                     "# named after what it catches. The class report (course.yaml: report.mutants)\n"
-                     "# links each property to them.\n")
+                     "# each property and the catalog mutants (mistakes planted in the reference, and\n"
+                     "# one-bug variants of a submission written from the docstrings alone) named\n"
+                     "# after what it catches. The class report (course.yaml: report.mutants) links\n"
+                     "# each property to them.\n")
 
 
 def mutant_map() -> dict[str, dict[str, list[str]]]:
