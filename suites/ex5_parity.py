@@ -61,15 +61,6 @@ def _expect_parity(student, args, expected, what):
         expect_equal(student.merges_for_parity(*args), expected, what)
 
 
-def _check_example_parity(k, names):
-    """The docstring's merges_for_parity('aaaa', 0.5), on the student's own curve of 'aaaa'."""
-    curve = names["ratio_curve"]("aaaa", 20000)
-    expect(isinstance(curve, list), f"ratio_curve('aaaa', 20000): expected a list of ratios, got {show(curve)}")
-    expect_equal(k, _smallest(curve, 0.5 * (1 + 0.10)),
-                 f"merges_for_parity('aaaa', target_ratio=0.5), the docstring's example, on ratio_curve('aaaa', 20000) "
-                 f"= {show(curve)}")
-
-
 # --------------------------------------------------------------------------- compression_ratio
 
 
@@ -170,7 +161,7 @@ def test_ratio_curve_ties_break_to_leftmost_first_occurrence(student, reference,
 
 
 @points(1)
-@docstring_examples("merges_for_parity('aaaa', target_ratio=0.5)", check=_check_example_parity)
+@docstring_examples("merges_for_parity('aaaa', target_ratio=0.5)")
 @given(run=st.booleans(), size=st.integers(1, 6), target=st.sampled_from([0.02, 0.1, 0.3, 0.5, 0.7, 0.9]))
 @example(run=False, size=4, target=0.5)
 def test_merges_for_parity_worked_example(student, run, size, target):
@@ -215,6 +206,8 @@ def test_parity_threshold_is_target_times_one_plus_tolerance(student, text, inde
     """The threshold is target_ratio * (1 + tolerance), met with <= (a ratio equal to it counts)."""
     max_merges = 30
     curve = _own_curve(student, text, max_merges)
+    expect(bool(curve) or len(text.encode("utf-8")) < 2, f"ratio_curve({text!r}, {max_merges}): expected the ratios "
+                                                         f"of the text's merges, got {show(curve)}")
     if not curve or not all(ratio > 0 for ratio in curve):
         return  # no ratio to put the threshold on: the curve's own properties say what is wrong with it
     target = curve[index % len(curve)] / (1 + tolerance) * nudge  # the threshold lands on (or near) a ratio

@@ -10,7 +10,11 @@ of degenerate value:
 - ``examples``: the docstrings' worked examples answered right, empty everywhere else;
 - ``fake``: self-consistent fakes: an ``encode`` that ``decode`` inverts but that never
   merges (ids are the raw bytes), premiums of ``1.0`` everywhere, a decreasing ratio curve
-  made up from the text's length, and so on;
+  made up from the text's length, and so on. A property that judges one function on another's
+  answer (``merges_for_parity`` on the submission's own ``ratio_curve``, ``add_eos`` on its own
+  encoding: one bug, one reason) would rightly pass a fake that gets that one rule right, so
+  the fakes do not: their ``merges_for_parity`` is the last merge tried and their ``encode``
+  leaves ``<eos>`` out;
 - ``every_error``: no answer at all: every function and method raises one exception class
   that derives from ``ValueError``, ``TypeError``, ``KeyError`` and ``IndexError``, with a
   message naming every parameter, whatever the arguments.
@@ -272,7 +276,7 @@ FAKE = {
     EX2: {  # ids are the raw bytes and decode inverts them; nothing is ever merged
         "pretokenize": "text.split(' ')",
         "SpecialTokenizer.train": "self",
-        "SpecialTokenizer.encode": "list(text.encode('utf-8')) + ([1] if add_eos else [])",
+        "SpecialTokenizer.encode": "list(text.encode('utf-8'))",
         "SpecialTokenizer.decode": "bytes(ids).decode('utf-8', errors='replace')",
         "SpecialTokenizer.vocab_size": "256",
         "SpecialTokenizer.token_to_id": "piece.encode('utf-8')[0] if len(piece.encode('utf-8')) == 1 else 2",
@@ -305,8 +309,7 @@ FAKE = {
     EX5: {  # a plausible curve: one token fewer with every merge, until one token is left
         "compression_ratio": "1.0",
         "ratio_curve": "[(n - k) / n for n in [len(text.encode('utf-8'))] for k in range(min(max_merges, n - 1) + 1)]",
-        "merges_for_parity": "next((k for n in [len(text.encode('utf-8'))] for k in range(max_merges + 1) "
-                             "if (n - k) / n <= target_ratio * (1 + tolerance)), max_merges)",
+        "merges_for_parity": "min(max_merges, len(text.encode('utf-8')) - 1)",
     },
     EX6: {  # characters only: each word spelled out, every other piece never used
         "viterbi_segment": "(list(text), sum(logprobs[c] for c in text))",

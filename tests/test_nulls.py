@@ -96,9 +96,10 @@ def _scores(results) -> dict[str, float]:
 
 
 def test_validation_rule_names_properties_in_every_suite_but_not_most_points():
+    # each suite: one point for the shared type rules (from the signatures), one or two for its values
     allowed = validation_points()
     assert set(allowed) == set(EXERCISES)
-    assert 0 < sum(allowed.values()) <= 10, allowed
+    assert 0 < sum(allowed.values()) <= 15, allowed
 
 
 @pytest.mark.parametrize("kind", KINDS)
