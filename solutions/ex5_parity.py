@@ -73,7 +73,7 @@ def merges_for_parity(
     _check_real(tolerance, "tolerance", 0.0, 1.0)
     check_int(max_merges, "max_merges")
     threshold = target_ratio * (1 + tolerance)
-    best, k = math.inf, 0
+    best = math.inf
     for k, ratio in enumerate(_ratios(text, max_merges)):
         if ratio <= threshold:
             return k

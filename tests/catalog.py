@@ -383,7 +383,10 @@ MUTANTS: list[Mutant] = [
     Mutant(EX5, "ratio_curve_not_starting_at_one", "ex5_parity.py", [
         ("    yield 1.0\n", ""),
     ], fails="test_ratio_curve_starts_at_one_and_never_increases",
-        also=("test_merges_for_parity_worked_example", "test_ratio_curve_matches_reference",
+        also=("test_parity_returns_smallest_qualifying_k",
+              "test_unreachable_target_raises_value_error_naming_target_and_max_merges",
+              "test_merges_for_parity_worked_example",
+              "test_ratio_curve_matches_reference",
               "test_ratio_curve_stops_early_only_when_no_pair_left",
               "test_ratio_curve_ties_break_to_leftmost_first_occurrence",
               "test_ratio_curve_worked_example_aaaa",
