@@ -115,7 +115,7 @@ def test_self_check_exit_status(tmp_path):
     assert "hidden properties" in good.stdout
     partly = autograder("check", str(ROOT / "samples" / "partly_wrong"))
     assert partly.returncode == 1
-    assert "trace_merges('aaa', 1): expected" in partly.stdout
+    assert "trace_merges('aaa', 1)[0]: (count, length) of the merge of (97, 97)" in partly.stdout
     assert "ex2_special_tokens is missing from the submission" in partly.stdout
 
 
