@@ -54,10 +54,11 @@ ATTACKS = {
 
 
 def attacked_properties() -> set[str]:
-    """The suite's properties that call ``student.get_pair_counts``."""
+    """The suite's properties that call ``student.get_pair_counts``: by name, or as one of the
+    graded functions the shared rules call (``expect_bad_input_rules``)."""
     tree = ast.parse(SUITE.read_text())
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
-            and "student.get_pair_counts" in ast.unparse(node)}
+            and ("student.get_pair_counts" in ast.unparse(node) or "expect_bad_input_rules" in ast.unparse(node))}
 
 
 def submission(folder: Path, ex1_source: str | None) -> Path:
