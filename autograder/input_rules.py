@@ -1,9 +1,10 @@
 """The bad-input rules every graded function shares, checked from its signature alone.
 
 A course whose functions check their arguments by their annotations (``list[int]`` is a list of
-ints, and nothing else) states the rules once; :func:`expect_bad_input_rules` checks them on
-every parameter of every graded function of an exercise (:func:`autograder.signatures.graded_functions`),
-so that a function added to a stub is covered without a suite change. For each parameter, with
+ints, and nothing else) states the rules once; :func:`autograder.suite.expect_bad_input_rules`
+checks them on every parameter of every graded function of an exercise
+(:func:`autograder.signatures.graded_functions`), so that a function added to a stub is covered
+without a suite change. For each parameter, with
 valid values before it, each value that breaks a rule must raise a ``TypeError`` whose message
 names the parameter:
 
@@ -23,8 +24,8 @@ Valid values come from the annotations (``int``: 2, ``str``: ``"ab"``, a contain
 valid items), or from the suite by parameter name where that is not valid (``values``), and a
 ``Callable`` parameter gets ``callable_value`` (a support module's function in the sandbox).
 A parameter with a default before the one checked is left out, and the one checked is then
-passed by keyword. The calls are the same at every grading: no example is drawn.
-:func:`autograder.suite.expect_bad_input_rules` makes them; this module says what they are.
+passed by keyword. The calls are the same at every grading: no example is drawn. This module
+says what the calls are; ``autograder.suite`` makes them and judges the answers.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ _shown_item.maxstring = _shown_item.maxother = 40
 
 
 def show(value: Any) -> str:
+    """A short repr of a value in a rule's words (``autograder.suite.show``'s, which imports this module)."""
     return _shown_item.repr(value)
 
 

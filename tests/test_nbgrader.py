@@ -114,13 +114,14 @@ def reference_answers(course: Path, module: str) -> dict[str, str]:
 
 
 def properties_needing(module: str, function: str) -> dict[str, int]:
-    """Name -> points of the properties of ``module``'s suite that call ``student.<function>``."""
+    """Name -> points of the properties of ``module``'s suite that call ``student.<function>``: by
+    name, or as one of the graded functions the shared rules call (``expect_bad_input_rules``)."""
     tree = ast.parse(COURSE.path(COURSE.exercise(module).suite).read_text(encoding="utf-8"))
     return {node.name: next(d.args[0].value for d in node.decorator_list if "points" in ast.unparse(d))
             for node in tree.body
             if isinstance(node, ast.FunctionDef) and any(
-                isinstance(n, ast.Attribute) and n.attr == function and ast.unparse(n.value) == "student"
-                for n in ast.walk(node))}
+                (isinstance(n, ast.Attribute) and n.attr == function and ast.unparse(n.value) == "student")
+                or (isinstance(n, ast.Name) and n.id == "expect_bad_input_rules") for n in ast.walk(node))}
 
 
 def points_needing(module: str, function: str) -> int:

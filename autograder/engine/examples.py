@@ -72,7 +72,7 @@ def run_examples(course: Course, exercise: str, claim: Claim, student: Any, supp
     stub_names = _defined(stub_path(course, exercise).read_text(encoding="utf-8"))
     bound = {**_supported(support, claim.using), **claim.given}
     for example in claimed(course, exercise, claim.sources):
-        names = _names(stub_names, student) | bound
+        names = _names(example, stub_names, student) | bound
         for statement in example.before:
             if not statement.checked and not (_assigned(statement.source) & set(bound)):
                 exec(compile(statement.source, "<docstring>", "exec"), names)  # noqa: S102 - the course's own text
@@ -106,11 +106,13 @@ def _assigned(source: str) -> set[str]:
             and isinstance(node.ctx, ast.Store)}
 
 
-def _names(stub_names: set[str], student: Any) -> dict[str, Any]:
-    """An example's globals: the stub's names, as the student's objects (those it does not use too,
-    for a ``check`` that compares with another of the student's functions)."""
+def _names(example: Example, stub_names: set[str], student: Any) -> dict[str, Any]:
+    """An example's globals: the stub's names its docstring's session uses, as the student's objects
+    (a name it does not use is not looked up: a submission may lack it)."""
+    used = {node.id for step in (*example.before, example) for node in ast.walk(ast.parse(step.source))
+            if isinstance(node, ast.Name)}
     names: dict[str, Any] = {"__builtins__": builtins}
-    return names | {name: getattr(student, name) for name in sorted(stub_names)}
+    return names | {name: getattr(student, name) for name in sorted(used & stub_names)}
 
 
 def _supported(support: Callable[[str], Any], using: Mapping[str, str]) -> dict[str, Any]:
