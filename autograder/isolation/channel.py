@@ -55,21 +55,36 @@ class Channel:
     def request(self, payload: bytes, timeout: float) -> bytes:
         """Send one frame and wait at most ``timeout`` seconds, writing included, for the answer
         frame; then kill what the call started (:class:`~autograder.isolation.reaping.Strays`)."""
-        deadline = time.monotonic() + timeout
+        return self.request_many([payload], [timeout])[0]
+
+    def request_many(self, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+        """Send ``payloads`` in one frame (one request alone, several as a JSON array: the worker's
+        ``answer_batch``), and read an answer frame for each, the first within its timeout from
+        the sending, each next one within its own from the one before; then kill what the calls
+        started (:class:`~autograder.isolation.reaping.Strays`)."""
+        payload = payloads[0] if len(payloads) == 1 else b"[" + b",".join(payloads) + b"]"
+        deadline = time.monotonic() + timeouts[0]
+        answers: list[bytes] = []
         try:
             if not self.ready:
                 self._hello(deadline)
             self._write(HEADER.pack(len(payload)) + payload, deadline)
-            (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
-            if size > self.limits.message_mb << 20:
-                self.owner.close()
-                raise SandboxFailure("protocol",
-                                     _("the answer was larger than {size} MB").format(size=self.limits.message_mb))
-            answer = self._read(size, deadline)
-            self.owner.killed |= self.strays.kill()
-            return answer
+            for timeout in timeouts:
+                deadline = time.monotonic() + timeout if answers else deadline
+                answers.append(self._answer(deadline))
         except TimeoutError:
-            raise self._timed_out(timeout) from None
+            raise self._timed_out(timeouts[len(answers)]) from None
+        self.owner.killed |= self.strays.kill()
+        return answers
+
+    def _answer(self, deadline: float) -> bytes:
+        """The next answer frame's body, by ``deadline``, within the size limit."""
+        (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
+        if size > self.limits.message_mb << 20:
+            self.owner.close()
+            raise SandboxFailure("protocol",
+                                 _("the answer was larger than {size} MB").format(size=self.limits.message_mb))
+        return self._read(size, deadline)
 
     def wait_ready(self, timeout: float) -> None:
         """Wait at most ``timeout`` seconds for the worker's hello (:meth:`_hello`)."""

@@ -75,7 +75,11 @@ class Worker:
 
     def request(self, payload: bytes, timeout: float) -> bytes:
         """The worker's answer to ``payload`` (:meth:`Channel.request`)."""
-        return self.channel.request(payload, timeout)
+        return self.request_many([payload], [timeout])[0]
+
+    def request_many(self, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+        """The worker's answers to a batch (:meth:`Channel.request_many`)."""
+        return self.channel.request_many(payloads, timeouts)
 
     def wait_ready(self, timeout: float) -> None:
         self.channel.wait_ready(timeout)

@@ -218,7 +218,11 @@ class Child:
 
     def request(self, payload: bytes, timeout: float) -> bytes:
         """The child's answer to ``payload`` (:meth:`Channel.request`)."""
-        return self.channel.request(payload, timeout)
+        return self.request_many([payload], [timeout])[0]
+
+    def request_many(self, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+        """The child's answers to a batch (:meth:`Channel.request_many`)."""
+        return self.channel.request_many(payloads, timeouts)
 
     def greeted(self) -> None:
         pass  # its processes are the zygote's to collect
