@@ -70,6 +70,19 @@ def reseed_randoms() -> None:
         generator.seed(0)
 
 
+def random_states() -> list[tuple[Any, Any]]:
+    """Each random generator hypothesis manages, with its state now (for :func:`set_random_states`)."""
+    if not hasattr(entropy, "RANDOMS_TO_MANAGE"):
+        raise changed("which random generators it manages (entropy.RANDOMS_TO_MANAGE)")
+    return [(generator, generator.getstate()) for generator in list(entropy.RANDOMS_TO_MANAGE.values())]
+
+
+def set_random_states(states: list[tuple[Any, Any]]) -> None:
+    """Put back the states :func:`random_states` read."""
+    for generator, state in states:
+        generator.setstate(state)
+
+
 def inner_test(test: Any) -> Callable[..., Any]:
     """The function a hypothesis test (``@given``) calls with each example."""
     handle = getattr(test, "hypothesis", None)

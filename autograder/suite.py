@@ -15,10 +15,11 @@ and these markers: ``@pytest.mark.points(n)`` (required) and ``@pytest.mark.hidd
 from __future__ import annotations
 
 import builtins
+import contextvars
 import functools
 import math
 import reprlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import input_rules
@@ -32,6 +33,20 @@ _shown.maxstring = 120
 _shown.maxother = 120
 _shown.maxlist = _shown.maxtuple = _shown.maxdict = _shown.maxset = 12
 _shown.maxlevel = 4
+
+
+# How the engine runs calls side by side while a property runs (autograder/engine/breadth.py); set by it
+TOGETHER: contextvars.ContextVar[Callable[[Sequence[Callable[[], Any]]], list] | None] = \
+    contextvars.ContextVar("together", default=None)
+
+
+def together(calls: Sequence[Callable[[], Any]]) -> list:
+    """What each of ``calls`` returns, as ``[call() for call in calls]`` would give it: the first
+    exception in their order is raised. Calls that ask the student's code for independent answers
+    (``token_to_id`` of each token, each bad argument in turn) are best made this way: while a
+    property runs, their requests go to the worker together, one round trip for all of them."""
+    runner = TOGETHER.get()
+    return runner(calls) if runner is not None else [call() for call in calls]
 
 
 def show(value: Any) -> str:
@@ -119,15 +134,18 @@ def expect_bad_input_rules(student: Any, functions: list[Graded], values: Mappin
     a frozenset must be answered as the set of the same items. ``values``: valid values by parameter
     name where the annotation's are not valid; ``callable_value``: what a ``Callable`` parameter gets."""
     maker = input_rules.Values(values or {}, callable_value)
+    checks: list[Callable[[], None]] = []
     for function in functions:
         for index, parameter in enumerate(function.parameters):
             for bad, rule in input_rules.probes(parameter.type, maker.valid(parameter)):
                 args, kwargs = input_rules.call_arguments(function.parameters, index, bad, maker)
                 call = functools.partial(_call_student, student, function, maker, args, kwargs)
-                expect_error(call, ("TypeError",), f"{input_rules.shown_call(function, args, kwargs)} ({rule})",
-                             naming=(parameter.name,))
+                checks.append(functools.partial(expect_error, call, ("TypeError",),
+                                                f"{input_rules.shown_call(function, args, kwargs)} ({rule})",
+                                                naming=(parameter.name,)))
             if input_rules.takes_a_set(parameter.type):
-                _expect_frozenset_is_a_set(student, function, index, maker)
+                checks.append(functools.partial(_expect_frozenset_is_a_set, student, function, index, maker))
+    together(checks)
 
 
 def _call_student(student: Any, function: Graded, maker: input_rules.Values, args: list, kwargs: dict) -> Any:

@@ -22,7 +22,7 @@ from hypothesis.internal.entropy import deterministic_PRNG
 
 from autograder.batch.staging import stage
 from autograder.config import load_course
-from autograder.engine import replay
+from autograder.engine import breadth, replay
 from autograder.engine.digest import course_digest
 from autograder.engine.run import run_suites
 from tests.conftest import ROOT
@@ -81,12 +81,12 @@ def records(tmp_path: Path) -> list[Path]:
 
 def test_a_passing_grading_records_and_the_next_replays_to_the_same_results(toy, tmp_path, monkeypatch):
     replays = []
-    original = replay.passes
-    monkeypatch.setattr("autograder.engine.plugin.passes", lambda *a: replays.append(original(*a)) or replays[-1])
+    original = breadth.replay
+    monkeypatch.setattr(breadth, "replay", lambda *a: replays.append(original(*a)) or replays[-1])
     first = grade(toy, toy.solutions_path())
     assert len(records(tmp_path)) == 2 and not replays  # both properties passed, so both were recorded
     again = grade(toy, toy.solutions_path())
-    assert again == first and replays == [True, True]
+    assert again == first and replays == [breadth.Outcome.PASSED] * 2
     assert all(result["passed"] for result in again)
 
 
@@ -258,7 +258,7 @@ def test_a_failed_replay_fails_the_property_though_hypothesis_passes_it_afterwar
     here every replay fails, as a submission right only on alternate workers would, and the
     property fails although hypothesis's run after it passes."""
     assert all(result["passed"] for result in grade(toy, toy.solutions_path()))  # records both properties
-    monkeypatch.setattr("autograder.engine.plugin.passes", lambda *args: False)
+    monkeypatch.setattr(breadth, "replay", lambda *args: breadth.Outcome.FAILED)
     results = grade(toy, toy.solutions_path())
     assert len(results) == 2 and not any(r["passed"] or r["score"] for r in results)
     assert all("change from one run to the next" in r["output"] for r in results if not r["hidden"])  # hidden: less

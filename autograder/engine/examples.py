@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from ..equality import same
 from ..errors import GraderError
 from ..i18n import _
 from ..signatures import Example, docstring_examples, normalized, stub_path
-from ..suite import show
+from ..suite import show, together
 
 REL_TOLERANCE = 1e-9
 
@@ -71,19 +72,23 @@ def run_examples(course: Course, exercise: str, claim: Claim, student: Any, supp
     support module there); an AssertionError says the first whose answer is not the docstring's."""
     stub_names = _defined(stub_path(course, exercise).read_text(encoding="utf-8"))
     bound = {**_supported(support, claim.using), **claim.given}
-    for example in claimed(course, exercise, claim.sources):
-        names = _names(example, stub_names, student) | bound
-        for statement in example.before:
-            if not statement.checked and not (_assigned(statement.source) & set(bound)):
-                exec(compile(statement.source, "<docstring>", "exec"), names)  # noqa: S102 - the course's own text
-        printed, expression = _printed(example.source)
-        answer = eval(compile(expression, "<docstring>", "eval"), names)  # noqa: S307 - the course's own text
-        if claim.check is not None:
-            claim.check(answer, {k: v for k, v in names.items() if k != "__builtins__"})
-        elif not _holds(answer, example.want, printed):
-            raise AssertionError(_("the docstring's example does not hold:\n{session}\nexpected {want}, got {got}")
-                                 .format(session=_session(example), want=example.want.strip(),
-                                         got=str(answer) if printed else show(answer)))
+    together([functools.partial(_run_example, example, claim, _names(example, stub_names, student) | bound, bound)
+              for example in claimed(course, exercise, claim.sources)])
+
+
+def _run_example(example: Example, claim: Claim, names: dict[str, Any], bound: Mapping[str, Any]) -> None:
+    """Run one example in ``names``: the statements before it, then it, and judge its answer."""
+    for statement in example.before:
+        if not statement.checked and not (_assigned(statement.source) & set(bound)):
+            exec(compile(statement.source, "<docstring>", "exec"), names)  # noqa: S102 - the course's own text
+    printed, expression = _printed(example.source)
+    answer = eval(compile(expression, "<docstring>", "eval"), names)  # noqa: S307 - the course's own text
+    if claim.check is not None:
+        claim.check(answer, {k: v for k, v in names.items() if k != "__builtins__"})
+    elif not _holds(answer, example.want, printed):
+        raise AssertionError(_("the docstring's example does not hold:\n{session}\nexpected {want}, got {got}")
+                             .format(session=_session(example), want=example.want.strip(),
+                                     got=str(answer) if printed else show(answer)))
 
 
 def _session(example: Example) -> str:

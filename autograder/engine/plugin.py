@@ -27,10 +27,12 @@ from ..errors import GraderError, SandboxFailure
 from ..i18n import _
 from ..isolation import Layout, Standby, WorkerLimits
 from ..results import PropertyResult
+from ..suite import TOGETHER
+from . import breadth
 from .digest import course_digest
 from .examples import Claim, claimed, run_examples
 from .feedback import description, innermost, is_blocked, property_feedback
-from .replay import Examples, Recorder, cache_folder, passes, replayable
+from .replay import Example, Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
 from .stubs import sure_stubs
 
@@ -218,13 +220,17 @@ class GradingPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
         test = pyfuncitem.obj
-        claims = pyfuncitem.get_closest_marker("examples")
-        if claims is not None:  # the docstring examples the property claims, before its own checks
-            session = pyfuncitem.stash[_SESSION]
-            exercise = pyfuncitem.stash[_EXERCISE]
-            run_examples(self.course, exercise, Claim(claims.args, **claims.kwargs),
-                         session.module(f"{self.course.package}.{exercise}"), session.module)
         with contextlib.ExitStack() as undo:
+            session = pyfuncitem.stash.get(_SESSION, None)
+            if session is not None:  # suite.together's calls go to the worker side by side
+                token = TOGETHER.set(functools.partial(breadth.together, session))
+                undo.callback(TOGETHER.reset, token)
+            claims = pyfuncitem.get_closest_marker("examples")
+            if claims is not None:  # the docstring examples the property claims, before its own checks
+                session = pyfuncitem.stash[_SESSION]
+                exercise = pyfuncitem.stash[_EXERCISE]
+                run_examples(self.course, exercise, Claim(claims.args, **claims.kwargs),
+                             session.module(f"{self.course.package}.{exercise}"), session.module)
             if is_hypothesis_test(test):
                 undo.enter_context(internals.calling(test, _printing_afresh(pyfuncitem, internals.inner_test(test))))
             if replayable(pyfuncitem) and set(pyfuncitem.fixturenames) <= _OWN_FIXTURES:
@@ -243,7 +249,7 @@ class GradingPlugin:
         must not get a second try that a grading without records would not give."""
         inner = internals.inner_test(test)
         examples = self.examples.load(item.nodeid, test)
-        replayed = None if examples is None else passes(inner, fixtures, examples)
+        replayed = None if examples is None else self._replay(item, inner, fixtures, examples)
         if replayed:
             return
         replay_failed = replayed is False
@@ -258,6 +264,17 @@ class GradingPlugin:
                                    "time, or the worker it runs in), so the property fails"))
         if recorder.wires is not None:
             self.examples.save(item.nodeid, test, recorder.wires)
+
+    def _replay(self, item: pytest.Function, inner: Any, fixtures: dict[str, Any], examples: list[Example]) -> bool:
+        """Whether ``inner`` passes ``examples``: side by side (:mod:`.breadth`) where the property
+        has a session, and, should that not tell, one after another on a fresh worker."""
+        session = item.stash.get(_SESSION, None)
+        if session is None:
+            return passes(inner, fixtures, examples)
+        outcome = breadth.replay(inner, fixtures, examples, session)
+        if outcome != breadth.Outcome.UNDECIDED:
+            return outcome == breadth.Outcome.PASSED
+        return passes(inner, self._start_afresh(item, fixtures), examples)
 
     def _start_afresh(self, item: pytest.Function, fixtures: dict[str, Any]) -> dict[str, Any]:
         """``fixtures`` with the property's session replaced by a new one, as if the replay had not been.

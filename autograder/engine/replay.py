@@ -249,17 +249,22 @@ def passes(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[E
     with internals.seeded_randoms():
         for example in examples:
             internals.reseed_randoms()
-            replayed = [value for value in example.values() if isinstance(value, Replayed)]
-            try:
-                if inner(**fixtures, **example) is not None:
-                    return False
-                ended = False
-            except Stopped:
-                ended = True
-            except KeyboardInterrupt:
-                raise
-            except BaseException:
-                return False
-            if not all(value.done for value in replayed) or ended != any(value.ended for value in replayed):
+            if not example_passes(inner, fixtures, example):
                 return False
     return True
+
+
+def example_passes(inner: Callable[..., Any], fixtures: dict[str, Any], example: Example) -> bool:
+    """Whether the test body passes ``example`` (see :func:`passes`)."""
+    replayed = [value for value in example.values() if isinstance(value, Replayed)]
+    try:
+        if inner(**fixtures, **example) is not None:
+            return False
+        ended = False
+    except Stopped:
+        ended = True
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return False
+    return all(value.done for value in replayed) and ended == any(value.ended for value in replayed)

@@ -230,6 +230,10 @@ class Session:
         self.exercise_modules: set[tuple[int, int]] = set()  # (number, generation): imports of the exercise's module
         self.printed = ""  # what the calls printed since the plugin last emptied it (each example): at most
         # PRINTED_CHARS, and one character more if more came
+        # set while a replay runs a property's examples side by side (engine/breadth.py): it carries
+        # each request to the worker in a batch with the other examples' requests, and returns its answer
+        self.batcher: Callable[[bytes, float], bytes] | None = None
+        self.scheduler: Any = None  # the engine/breadth.py scheduler whose tasks use this session, if any
 
     def module(self, name: str) -> Remote:
         """A module imported in the worker (the student's, or a course support module)."""
@@ -295,8 +299,9 @@ class Session:
         if self._sure_stub(message):
             raise not_implemented(call)
         self.worker = self._new_worker()
-        for done in range(1, len(self.lookups) + 1):
-            answer = self._exchange(self.lookups[done - 1], call)[0]
+        timeout = min(self.limits.call_seconds, self._left(call))
+        answers = self._send(self.lookups, call, timeout) if self.lookups else []
+        for done, answer in enumerate(answers, 1):
             if answer != self.known.answers[tuple(self.lookups[:done])]:
                 self.close()
                 raise SandboxFailure("protocol", _("{call}: two fresh workers answered the same lookup differently "
@@ -333,11 +338,18 @@ class Session:
 
     def _exchange(self, payload: bytes, call: Call) -> tuple[bytes, float, float]:
         """The worker's answer to one request, the deadline for decoding it, and the call's time limit."""
-        assert self.worker is not None
-        started, began = self.clock(), time.monotonic()
         timeout = min(self.limits.call_seconds, self._left(call))
+        if self.batcher is not None:  # the batch's time is charged once, by the batch
+            return self.batcher(payload, timeout), time.monotonic() + timeout, timeout
+        began = time.monotonic()
+        return self._send([payload], call, timeout)[0], began + timeout, timeout
+
+    def _send(self, payloads: list[bytes], call: Call, timeout: float) -> list[bytes]:
+        """The worker's answers to ``payloads``, sent in one frame, each within ``timeout``."""
+        assert self.worker is not None
+        started = self.clock()
         try:
-            return self.worker.request(payload, timeout), began + timeout, timeout
+            return self.worker.request_many(payloads, [timeout] * len(payloads))
         except SandboxFailure as failure:
             self.worker = None
             raise SandboxFailure(failure.kind, f"{call}: {failure}") from None
