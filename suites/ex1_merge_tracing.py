@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, show
+from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, show, together
 from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
@@ -268,9 +268,10 @@ def test_trace_tokens_lengths_and_early_stop(student, text, num_merges):
 def test_token_tree_of_the_is_nested_pairs(student, reference, text, num_merges):
     """token_tree builds nested (left, right) pairs down to byte ids: the tree of 'the' is ((116, 104), 101)."""
     steps = reference.trace_merges(text, num_merges)
-    for token_id in [step.new_id for step in steps] + [ord("a"), 0, 255]:
-        expect_equal(student.token_tree(steps, token_id), reference.token_tree(steps, token_id),
-                     f"token_tree(trace_merges({text!r}, {num_merges}), {token_id})")
+    together([lambda token_id=token_id: expect_equal(student.token_tree(steps, token_id),
+                                                     reference.token_tree(steps, token_id),
+                                                     f"token_tree(trace_merges({text!r}, {num_merges}), {token_id})")
+              for token_id in [step.new_id for step in steps] + [ord("a"), 0, 255]])
     if steps:  # plain 6-tuples work as well as MergeStep values
         plain = [tuple(step) for step in steps]
         last = steps[-1].new_id

@@ -1,6 +1,7 @@
 """Exercise 2: special tokens and pre-tokenization. Properties of pretokenize and
 SpecialTokenizer, graded against the docstrings' rules."""
 
+import functools
 import re
 
 import pytest
@@ -8,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, show
+from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, show, together
 from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
@@ -37,7 +38,7 @@ def _trained_alike(student, reference, text, num_merges):
 
 def _learned(tok, size):
     """The text of every merged token (ids 259 .. size - 1)."""
-    return [tok.id_to_token(i) for i in range(259, size)]
+    return together([lambda i=i: tok.id_to_token(i) for i in range(259, size)])
 
 
 def _learned_strings(tok, size, what):
@@ -99,14 +100,16 @@ def test_pretokenize_matches_pattern_and_joins_back(student, text):
 def test_untrained_ids_specials_0_2_and_bytes_offset_by_3(student, text):
     """Untrained: vocab_size is 259, specials are ids 0-2 and byte b has id b + 3."""
     tok = student.SpecialTokenizer()
-    expect_equal(tok.vocab_size, 259, "SpecialTokenizer().vocab_size")
-    expect_equal(tok.encode(text, "none"), [b + 3 for b in text.encode("utf-8")],
-                 f"SpecialTokenizer().encode({text!r}, 'none')")
-    for special, i in SPECIALS.items():
-        expect_equal(tok.token_to_id(special), i, f"token_to_id({special!r})")
-        expect_equal(tok.id_to_token(i), special, f"id_to_token({i})")
-    expect_equal(tok.id_to_token(100), "a", "SpecialTokenizer().id_to_token(100)")
-    expect_equal(tok.token_to_id("a"), 100, "SpecialTokenizer().token_to_id('a')")
+    together([
+        lambda: expect_equal(tok.vocab_size, 259, "SpecialTokenizer().vocab_size"),
+        lambda: expect_equal(tok.encode(text, "none"), [b + 3 for b in text.encode("utf-8")],
+                             f"SpecialTokenizer().encode({text!r}, 'none')"),
+        *(check for special, i in SPECIALS.items() for check in (
+            lambda special=special, i=i: expect_equal(tok.token_to_id(special), i, f"token_to_id({special!r})"),
+            lambda special=special, i=i: expect_equal(tok.id_to_token(i), special, f"id_to_token({i})"))),
+        lambda: expect_equal(tok.id_to_token(100), "a", "SpecialTokenizer().id_to_token(100)"),
+        lambda: expect_equal(tok.token_to_id("a"), 100, "SpecialTokenizer().token_to_id('a')"),
+    ])
 
 
 @points(1)
@@ -126,14 +129,19 @@ def test_worked_example_low_lower_lowest(student, letters, repeat):
     tok = student.SpecialTokenizer()
     tok.train(train, 3)
     what = f"SpecialTokenizer().train({train!r}, 3)"
-    expect_equal(tok.vocab_size, 262, f"{what}.vocab_size")
-    expect_equal([tok.id_to_token(i) for i in (259, 260, 261)], [word[:2], word, " " + word],
-                 f"[id_to_token(i) for i in (259, 260, 261)] after {what}")
-    expect_equal(tok.encode(lowest + "<eos>"), [260, e, s, t, 1], f"encode({lowest + '<eos>'!r}) after {what}")
-    expect_equal(tok.encode(lowest + "<eos>", allowed_special="none"), [260, e, s, t, 63, 104, 114, 118, 65],
-                 f"encode({lowest + '<eos>'!r}, allowed_special='none') after {what}")
-    expect_equal(tok.encode(word, add_eos=True), [260, 1], f"encode({word!r}, add_eos=True) after {what}")
-    expect_equal(tok.decode([260, e, s, t, 1]), lowest + "<eos>", f"decode([260, {e}, {s}, {t}, 1]) after {what}")
+    together([
+        lambda: expect_equal(tok.vocab_size, 262, f"{what}.vocab_size"),
+        lambda: expect_equal(together([lambda i=i: tok.id_to_token(i) for i in (259, 260, 261)]),
+                             [word[:2], word, " " + word], f"[id_to_token(i) for i in (259, 260, 261)] after {what}"),
+        lambda: expect_equal(tok.encode(lowest + "<eos>"), [260, e, s, t, 1],
+                             f"encode({lowest + '<eos>'!r}) after {what}"),
+        lambda: expect_equal(tok.encode(lowest + "<eos>", allowed_special="none"),
+                             [260, e, s, t, 63, 104, 114, 118, 65],
+                             f"encode({lowest + '<eos>'!r}, allowed_special='none') after {what}"),
+        lambda: expect_equal(tok.encode(word, add_eos=True), [260, 1], f"encode({word!r}, add_eos=True) after {what}"),
+        lambda: expect_equal(tok.decode([260, e, s, t, 1]), lowest + "<eos>",
+                             f"decode([260, {e}, {s}, {t}, 1]) after {what}"),
+    ])
 
 
 # --------------------------------------------------------------------------- training
@@ -247,11 +255,10 @@ def test_allowed_special_all_none_or_subset(student, train, text, num_merges, al
     expect_equal(tok.encode(text, allowed_special=allowed), [i for ids in ordinary for i in ids],
                  f"encode({text!r}, allowed_special={allowed!r}) {after}, against encode(part, 'none') for the parts "
                  f"between the allowed special strings {parts!r}")
-    expect_error(lambda: tok.encode(text, {"<bos>"}), ("ValueError",), "encode(text, allowed_special={'<bos>'})",
-                 naming=("allowed_special",))
-    for word in ("some", "", "a", "alm", "ALL", "all ", "nonf", "zz"):  # before, between and after "all" and "none"
-        expect_error(lambda word=word: tok.encode(text, word), ("ValueError",),
-                     f"encode(text, allowed_special={word!r})", naming=("allowed_special",))
+    bad = [{"<bos>"}, "some", "", "a", "alm", "ALL", "all ", "nonf", "zz"]  # before, between and after "all", "none"
+    together([functools.partial(expect_error, lambda word=word: tok.encode(text, word), ("ValueError",),
+                                f"encode(text, allowed_special={word!r})", naming=("allowed_special",))
+              for word in bad])
 
 
 @hidden
@@ -313,15 +320,17 @@ def test_bad_ids_and_lengths_raise_value_error(student, text, num_merges, extra,
     tok.train(text, num_merges)
     size = tok.vocab_size
     expect(type(size) is int, f"vocab_size should be an int, got {show(size)}")
+    checks = []
     for bad in (size + extra, -1 - extra):
-        expect_error(lambda bad=bad: tok.decode([100, bad]), ("ValueError",),
-                     f"decode([100, {bad}]) with vocab_size {size}")
-        expect_error(lambda bad=bad: tok.id_to_token(bad), ("ValueError",),
-                     f"id_to_token({bad}) with vocab_size {size}")
+        checks += [functools.partial(expect_error, lambda bad=bad: tok.decode([100, bad]), ("ValueError",),
+                                     f"decode([100, {bad}]) with vocab_size {size}"),
+                   functools.partial(expect_error, lambda bad=bad: tok.id_to_token(bad), ("ValueError",),
+                                     f"id_to_token({bad}) with vocab_size {size}")]
     longest = max((len(row) for row in batch), default=0)
     if longest > 0:
-        expect_error(lambda: tok.pad_batch(batch, longest - 1), ("ValueError",), f"pad_batch({batch!r}, {longest - 1})",
-                     naming=("length",))
+        checks.append(functools.partial(expect_error, lambda: tok.pad_batch(batch, longest - 1), ("ValueError",),
+                                        f"pad_batch({batch!r}, {longest - 1})", naming=("length",)))
+    together(checks)
 
 
 # --------------------------------------------------------------------------- token_to_id
@@ -335,15 +344,21 @@ def test_token_to_id_inverts_id_to_token(student, train, num_merges, other):
     ("""token_to_id gives a token's id (the smaller one if two spell the same bytes) and 2 (<unk>) for non-tokens, """
      """on the tokenizer's own vocabulary: token_to_id(id_to_token(i)) is i for every token i of valid UTF-8.""")
     tok, after, size = _own_trained(student, train, num_merges)
-    first: dict[str, int] = {}  # each token's text, the smallest id that has it
     ascii_ids = sorted({b + 3 for b in (train + other + "aé中 <eos").encode("utf-8") if b < 128})
-    for i in [0, 1, 2, *ascii_ids, *range(256, size)]:  # the specials, the bytes in play, every merge (and 253-255)
+    ids = [0, 1, 2, *ascii_ids, *range(256, size)]  # the specials, the bytes in play, every merge (and 253-255)
+
+    def token_of(i: int) -> str:
         token = tok.id_to_token(i)
         expect(type(token) is str, f"id_to_token({i}) {after} should be a str, got {show(token)}")
+        return token
+
+    first: dict[str, int] = {}  # each token's text, the smallest id that has it
+    for i, token in zip(ids, together([functools.partial(token_of, i) for i in ids]), strict=True):
         first.setdefault(token, i)
-    for piece in [*first, "", other, "a", "é", "中", " ", "<eos", "ab\ufffd"]:
-        if "\ufffd" not in piece:  # a lone byte's text is U+FFFD: not its bytes
-            expect_equal(tok.token_to_id(piece), first.get(piece, 2), f"token_to_id({piece!r}) {after}")
+    pieces = [piece for piece in [*first, "", other, "a", "é", "中", " ", "<eos", "ab\ufffd"]
+              if "\ufffd" not in piece]  # a lone byte's text is U+FFFD: not its bytes
+    together([lambda piece=piece: expect_equal(tok.token_to_id(piece), first.get(piece, 2),
+                                               f"token_to_id({piece!r}) {after}") for piece in pieces])
 
 
 # --------------------------------------------------------------------------- pad_batch

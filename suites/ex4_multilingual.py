@@ -5,6 +5,7 @@ Encoders are passed as worker-side handles (``sandbox.module("encoders")``) to t
 student's code and as the same functions from ``tokcourse.grading.encoders`` to the reference.
 """
 
+import functools
 import json
 import math
 import re
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from autograder.errors import StudentError
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show
+from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show, together
 from tokcourse.grading import encoders
 from tokcourse.grading import strategies as S
 
@@ -61,18 +62,22 @@ def _check_rows(got, expected, what, premiums=None):
             expect_close(row["premium"], want["premium"], f"{where}['premium'], as tokenization_premium gives it")
 
 
+def _value_error(call, what, naming=()):
+    """The check that ``call()`` raises a ValueError (:func:`expect_error`), to run side by side with others."""
+    return functools.partial(expect_error, call, ("ValueError",), what, naming=naming)
+
+
 def _own_premiums(student, encoders_, parallel, baseline="en"):
     """``encoder -> language -> premium``: what the student's ``tokenization_premium`` gives, where it
     gives a dict (an error or another answer is that property's to report)."""
-    found = {}
-    for name, encode in encoders_.items():
+    def premiums(encode):
         try:
-            premiums = student.tokenization_premium(encode, parallel, baseline)
+            return student.tokenization_premium(encode, parallel, baseline)
         except StudentError:
-            continue
-        if isinstance(premiums, dict):
-            found[name] = premiums
-    return found
+            return None
+
+    found = together([functools.partial(premiums, encode) for encode in encoders_.values()])
+    return {name: got for name, got in zip(encoders_, found, strict=True) if isinstance(got, dict)}
 
 
 def _cell(value) -> str:
@@ -193,32 +198,33 @@ def test_bad_parallel_or_baseline_raises(student, sandbox, data):
     enc = sandbox.module("encoders")
     other = next(lang for lang in parallel if lang != baseline)
     unknown = next(lang for lang in ("xx", "yy", "zz") if lang not in parallel)
-    for label, bad in (("a sentence more", {**parallel, other: parallel[other] + ["one more"]}),
-                       ("a sentence less", {**parallel, other: parallel[other][:-1]}),
-                       ("an empty language", {**parallel, other: []})):
-        expect_error(lambda bad=bad: student.tokenization_premium(enc.characters, bad, baseline), ("ValueError",),
-                f"tokenization_premium(characters, <{label}: {bad!r}>, {baseline!r})")
-    expect_error(lambda: student.tokenization_premium(enc.characters, {}, baseline), ("ValueError",),
-            f"tokenization_premium(characters, {{}}, {baseline!r})")
-    expect_error(lambda: student.tokenization_premium(enc.characters, parallel, unknown), ("ValueError",),
-            f"tokenization_premium(characters, {parallel!r}, {unknown!r})")
-    expect_error(lambda: student.tokens_per_char(enc.characters, []), ("ValueError",),
-                 "tokens_per_char(characters, [])")
-    expect_error(lambda: student.tokens_per_char(enc.characters, ["", ""]), ("ValueError",),
-                 "tokens_per_char(characters, ['', ''])")
-    expect_error(lambda: student.benchmark({}, parallel, baseline), ("ValueError",),
-                 f"benchmark({{}}, {parallel!r}, {baseline!r})")
     silent = {**parallel, baseline: [""] * len(parallel[baseline])}  # the baseline has no tokens at all
-    expect_error(lambda: student.tokenization_premium(enc.characters, silent, baseline), ("ValueError",),
-                 f"tokenization_premium(characters, {silent!r}, {baseline!r})", naming=("parallel",))
     blank = {**parallel, other: [""] * len(parallel[other])}  # a language without a character
-    expect_error(lambda: student.benchmark({"characters": enc.characters}, blank, baseline), ("ValueError",),
-                 f"benchmark({{'characters': characters}}, {blank!r}, {baseline!r})", naming=("parallel",))
     row = {"encoder": "e", "language": "en", "premium": 1.0}
-    for rows in ([row, {**row, "extra": 1}], [row, {"encoder": "e", "language": "en"}],
-                 [row, {"encoder": "e", "language": "en", "premium2": 1.0}]):
-        expect_error(lambda rows=rows: student.render_table(rows), ("ValueError",), f"render_table({rows!r})",
-                     naming=("rows",))
+    checks = [
+        *(_value_error(lambda bad=bad: student.tokenization_premium(enc.characters, bad, baseline),
+                       f"tokenization_premium(characters, <{label}: {bad!r}>, {baseline!r})")
+          for label, bad in (("a sentence more", {**parallel, other: parallel[other] + ["one more"]}),
+                             ("a sentence less", {**parallel, other: parallel[other][:-1]}),
+                             ("an empty language", {**parallel, other: []}))),
+        _value_error(lambda: student.tokenization_premium(enc.characters, {}, baseline),
+                     f"tokenization_premium(characters, {{}}, {baseline!r})"),
+        _value_error(lambda: student.tokenization_premium(enc.characters, parallel, unknown),
+                     f"tokenization_premium(characters, {parallel!r}, {unknown!r})"),
+        _value_error(lambda: student.tokens_per_char(enc.characters, []), "tokens_per_char(characters, [])"),
+        _value_error(lambda: student.tokens_per_char(enc.characters, ["", ""]),
+                     "tokens_per_char(characters, ['', ''])"),
+        _value_error(lambda: student.benchmark({}, parallel, baseline),
+                     f"benchmark({{}}, {parallel!r}, {baseline!r})"),
+        _value_error(lambda: student.tokenization_premium(enc.characters, silent, baseline),
+                     f"tokenization_premium(characters, {silent!r}, {baseline!r})", naming=("parallel",)),
+        _value_error(lambda: student.benchmark({"characters": enc.characters}, blank, baseline),
+                     f"benchmark({{'characters': characters}}, {blank!r}, {baseline!r})", naming=("parallel",)),
+        *(_value_error(lambda rows=rows: student.render_table(rows), f"render_table({rows!r})", naming=("rows",))
+          for rows in ([row, {**row, "extra": 1}], [row, {"encoder": "e", "language": "en"}],
+                       [row, {"encoder": "e", "language": "en", "premium2": 1.0}])),
+    ]
+    together(checks)
 
 
 # --------------------------------------------------------------------------- benchmark

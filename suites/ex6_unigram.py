@@ -11,6 +11,7 @@ them are exact floats and Viterbi's scores and ties can be compared with ``==``;
 quantities that go through ``exp`` and ``log`` are compared within a tolerance.
 """
 
+import functools
 import math
 import re
 
@@ -19,7 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show
+from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show, together
 
 points = pytest.mark.points
 hidden = pytest.mark.hidden
@@ -361,7 +362,10 @@ def test_bad_unigram_arguments_raise_errors_naming_them(student, text, bad):
         ("train_unigram", (text, 5), {"em_iterations": -1}, "ValueError", "em_iterations"),
         ("train_unigram", (text, 5), {"seed_size": -1}, "ValueError", "seed_size"),
     ]
+    checks = []
     for function, args, kwargs, error, name in cases:
         shown = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
-        expect_error(lambda function=function, args=args, kwargs=kwargs: getattr(student, function)(*args, **kwargs),
-                     (error,), f"{function}({shown})", naming=(name,))
+        call = functools.partial(lambda function, args, kwargs: getattr(student, function)(*args, **kwargs),
+                                 function, args, kwargs)
+        checks.append(functools.partial(expect_error, call, (error,), f"{function}({shown})", naming=(name,)))
+    together(checks)
