@@ -32,6 +32,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from rich.console import Console
@@ -45,7 +46,7 @@ from ..config import Course
 from ..delivery.nbgrader_course import build_nbgrader_course
 from ..engine.run import grade_staged
 from ..engine.session import Session
-from ..isolation import Layout, Worker, WorkerLimits, isolation, with_layers
+from ..isolation import Child, Layout, Worker, WorkerLimits, isolation, with_layers
 from ..isolation.reaping import tree
 
 ECHO = "def echo(value):\n    return value\n"
@@ -112,6 +113,8 @@ KEYS = {  # what each figure of ``--json`` measures, as the results page says it
     "stubs_seconds": "one `grade` of the untouched stubs, a job per core",
     "check_one_exercise_seconds": "`check --exercise` of the first exercise on the reference solutions, from the "
                                   "command to its table (a student's second check)",
+    "requests_per_grading": "the frames one grading of the reference (examples replayed) sends its workers: its "
+                            "round trips, a batch of requests side by side counting once",
     "overhead_ratio": "one grading of the reference on one job, over the CPU time of the workers it started "
                       "(the student code's own, their starts included) plus one worker's start",
     "nbgrader_student_seconds": "one `nbgrader autograde` of a student's six notebooks, nbgrader's start-up included",
@@ -177,7 +180,8 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
             grade_many(course, [("one", path)], out / key, quiet, BatchOptions(jobs=jobs, force=True))
             figures[key] = round(time.perf_counter() - began, 2)
         figures["check_one_exercise_seconds"] = _check_one(course, out / "check")
-        figures["overhead_ratio"] = _overhead_ratio_apart(course)
+        figures["overhead_ratio"] = _apart(course, "overhead_ratio")
+        figures["requests_per_grading"] = _apart(course, "requests_per_grading")
         figures["nbgrader_student_seconds"] = _nbgrader_student(course, out / "nbgrader")
         with tempfile.TemporaryDirectory() as folder:
             named = _copies(course.solutions_path(), Path(folder), copies)
@@ -277,16 +281,38 @@ def _check_one(course: Course, out: Path) -> float:
     return round(seconds[-1], 2)
 
 
-def _overhead_ratio_apart(course: Course) -> float:
-    """:func:`overhead_ratio` in a process started as a grader process is (the same hash seed,
-    so its requests are those recorded)."""
+def _apart(course: Course, figure: str) -> float:
+    """``bench.<figure>(course)`` (:func:`overhead_ratio`, :func:`requests_per_grading`) in a process
+    started as a grader process is (the same hash seed, so its requests are those recorded)."""
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ENGINE_HOME),
            "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(tempfile.gettempdir())}
     code = ("import sys; from autograder import config; from autograder.authoring import bench; "
-            "print(bench.overhead_ratio(config.load_course(sys.argv[1])))")
-    run = subprocess.run([sys.executable, "-c", code, str(course.file)], env=env, check=True, capture_output=True,
-                         text=True)
+            "print(getattr(bench, sys.argv[2])(config.load_course(sys.argv[1])))")
+    run = subprocess.run([sys.executable, "-c", code, str(course.file), figure], env=env, check=True,
+                         capture_output=True, text=True)
     return float(run.stdout.split()[-1])
+
+
+def requests_per_grading(course: Course) -> int:
+    """The frames one grading of the reference sends its workers (a batch of requests is one),
+    graded here with its examples replayed: the round trips a grading waits on."""
+    frames = []
+
+    def counting(kind: type[Worker] | type[Child]) -> Any:
+        sending = kind.request_many
+
+        def counted(worker: Any, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+            frames.append(len(timeouts))
+            return sending(worker, payloads, timeouts)
+        return mock.patch.object(kind, "request_many", counted)
+
+    staged = stage(course, course.solutions_path())
+    try:
+        with counting(Worker), counting(Child):
+            grade_staged(course, staged.root, staged.notes)
+    finally:
+        staged.remove()
+    return len(frames)
 
 
 def overhead_ratio(course: Course) -> float:
