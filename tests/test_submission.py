@@ -294,8 +294,8 @@ def test_names_that_are_not_utf8_are_skipped_and_named(tmp_path):
     touch(top + b"/r\xe9ponses.txt")
     staged = stage(COURSE, tmp_path / "hal")
     try:
-        assert sorted(staged_files(staged)) == ["exercises/__init__.py", "exercises/ex1_merge_tracing.py",
-                                                "exercises/lesson.py"]
+        assert sorted(staged_files(staged)) == [".stubs.json", "exercises/__init__.py",
+                                                "exercises/ex1_merge_tracing.py", "exercises/lesson.py"]
         why = "its name is not valid UTF-8, so no code can import or open it"
         assert sorted(staged.notes) == [f"skipped b'Devoir_caf\\xe9/exercises/notes_caf\\xe9.txt': {why}",
                                         f"skipped b'Devoir_caf\\xe9/r\\xe9ponses.txt': {why}",
