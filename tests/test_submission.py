@@ -396,3 +396,36 @@ def test_folder_entry_cap_counts_every_entry(tmp_path, refused):
 def test_names():
     assert submission_name(Path("/x/carol.zip")) == "carol"
     assert submission_name(Path("/x/dave")) == "dave"
+
+
+def test_a_batch_stages_its_submissions_jobs_at_once_each_alone(tmp_path, monkeypatch):
+    """Staging is the limited helper's work: a batch runs ``jobs`` of them at once, so a
+    submission slow to read holds up none of the others' staging, and what one could not have
+    read is its own."""
+    import threading
+
+    from autograder.batch import staging
+
+    jobs = 3
+    together = threading.Barrier(jobs, timeout=60)  # broken unless all three stage at once
+    staged_alone = staging.stage
+
+    def slow(course, path):
+        if path.name != "unreadable.zip":
+            together.wait()
+        return staged_alone(course, path)
+
+    monkeypatch.setattr(staging, "stage", slow)
+    paths = [make_zip(tmp_path / f"s{i}.zip", {"ex1_merge_tracing.py": MODULE.encode()}) for i in range(2)]
+    paths.insert(1, tmp_path / "unreadable.zip")
+    (tmp_path / "unreadable.zip").write_bytes(b"not a zip")
+    paths.append(make_zip(tmp_path / "s2.zip", {"ex1_merge_tracing.py": MODULE.encode()}))
+    found = staging.stage_many(COURSE, paths, jobs)
+    try:
+        assert [type(item).__name__ for item in found] == ["Staged", "SubmissionError", "Staged", "Staged"]
+        assert [item.name for item in found if isinstance(item, staging.Staged)] == ["s0", "s1", "s2"]
+        assert "not a readable zip file" in str(found[1])
+    finally:
+        for item in found:
+            if isinstance(item, staging.Staged):
+                item.remove()
