@@ -429,3 +429,21 @@ def test_a_batch_stages_its_submissions_jobs_at_once_each_alone(tmp_path, monkey
         for item in found:
             if isinstance(item, staging.Staged):
                 item.remove()
+
+
+def test_a_link_the_helper_left_is_refused_before_anything_is_written_through_it(tmp_path, monkeypatch):
+    """Should the helper ever be made to plant a link (it writes none), staging neither writes the
+    course's provided files through it nor hashes what it points to."""
+    from autograder.batch import staging
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def planted(task, request, **limits):
+        (Path(request["root"]) / "exercises").symlink_to(elsewhere)
+        return {"notes": [], "notebooks": {}, "stubs": {}}
+
+    monkeypatch.setattr(staging, "run_helper", planted)
+    with pytest.raises(SubmissionError, match="staged something that is not a file: 'exercises'"):
+        stage(COURSE, make_zip(tmp_path / "ivy.zip", {"ex1_merge_tracing.py": MODULE.encode()}))
+    assert list(elsewhere.iterdir()) == []

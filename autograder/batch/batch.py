@@ -1,7 +1,7 @@
 """Grading many submissions: staged here, graded in grader processes, recorded in the gradebook.
 
-:func:`grade_many` stages each submission (:mod:`autograder.batch.staging`, ``jobs`` at once), skips one the
-gradebook holds as graded unchanged, hands the others to grader processes (a
+:func:`grade_many` stages each submission (:mod:`autograder.batch.staging`, ``jobs`` at once),
+skips one the gradebook holds as graded unchanged, hands the others to grader processes (a
 :class:`~autograder.batch.grader.GraderPool` here, or a Dask cluster's), ``jobs`` at once and in
 parts where threads would idle (:mod:`autograder.batch.parts`), and records each grading in the
 gradebook and ``grades.csv``. Student code never runs in this process, nor the suites: the

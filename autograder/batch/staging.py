@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import stat
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -68,6 +70,7 @@ def stage(course: Course, path: Path) -> Staged:
     root = Path(tempfile.mkdtemp(prefix="autograder-submission-"))
     try:
         notes, notebooks, stubs = _read(course, path, root)
+        _only_files(path, root)
         if notebooks:
             write(path, root, PurePosixPath(NOTEBOOKS), json.dumps(notebooks).encode())
         write(path, root, PurePosixPath(STUBS), json.dumps(stubs).encode())
@@ -117,6 +120,16 @@ def _read(course: Course, path: Path, root: Path) -> tuple[list[str], dict, dict
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise SubmissionError(f"{path.name}: the grader's helper answered no submission ({error})") from None
     return notes, notebooks, stubs
+
+
+def _only_files(path: Path, root: Path) -> None:
+    """Refuse a staged folder holding anything but folders and regular files: the helper writes
+    none, and a link there would lead this process's writes, and its reads, elsewhere."""
+    for folder, folders, files in os.walk(root):
+        for name in [*folders, *files]:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            if not (stat.S_ISDIR(mode) if name in folders else stat.S_ISREG(mode)):
+                raise SubmissionError(f"{path.name}: the grader's helper staged something that is not a file: {name!r}")
 
 
 def unpack(path: Path, out: Path) -> list[str]:
