@@ -93,8 +93,8 @@ def _grading(commands: Any) -> None:
     grade.add_argument("--cluster-certs", metavar="CERTS", type=Path,
                        help="with a tls:// --cluster: the folder `cluster-certs` made")
     grade.add_argument("--unsafe-cluster-tcp", action="store_true",
-                       help="use a tcp:// --cluster on another machine: no credentials, anyone who reaches the "
-                       "scheduler runs code in the graders")
+                       help="use a tcp:// --cluster (loopback too): no credentials, anyone who reaches the "
+                       "scheduler, any local user included, runs code in the graders")
 
     certs = commands.add_parser("cluster-certs", help="make the certificates of a grading cluster's mutual TLS")
     certs.add_argument("--out", required=True, type=Path, help="a new folder (private to you)")

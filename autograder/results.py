@@ -6,11 +6,13 @@ the seconds grading took. Reports, the gradebook, self-check and nbgrader read a
 Gradescope's ``results.json`` appears only at the edges: :meth:`Grade.to_gradescope` writes
 it and :meth:`Grade.from_gradescope` reads the one a grader process wrote. Each test there
 has ``name``, ``score``, ``max_score``, ``status``, ``visibility`` (``visible`` for public
-properties, ``after_published`` for hidden ones), ``output`` and ``extra_data``; the ``tests``
-array holds nothing that changes between runs (no times), so grading the same submission
-twice gives the same bytes. Every text is capped (``limits.feedback_chars`` per text,
-``limits.report_chars`` per report) with a marker where it was cut: student code decides
-how long its messages are.
+properties, ``after_published`` for hidden ones), ``output`` and ``extra_data``. The document
+holds no time at all (Gradescope's ``execution_time`` is left out): a time is shaped by the
+hidden properties' work, which student code that saw their inputs chooses, and a student reads
+this document. So grading the same submission twice gives the same bytes, whatever its hidden
+inputs; the time a grading took is the instructor's, in the gradebook. Every text is capped
+(``limits.feedback_chars`` per text, ``limits.report_chars`` per report) with a marker where it
+was cut: student code decides how long its messages are.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ class PropertyResult:
 class Grade:
     """One submission's results, the notes for its reader and the seconds grading took.
 
-    ``seconds`` is None for a submission that could not be read: nothing ran, so its
-    document has no ``execution_time`` and its tests (one per exercise) name no property.
+    ``seconds`` is None for a submission that could not be read: nothing ran, so its tests
+    (one per exercise) name no property. A grade read back from ``results.json`` has no time
+    (the document holds none): its ``seconds`` are 0.0 if the suites ran, else None.
     """
 
     results: tuple[PropertyResult, ...]
@@ -136,9 +139,8 @@ class Grade:
     def to_gradescope(self, course: Course) -> dict:
         """Gradescope's ``results.json`` document, capped to ``course``'s limits."""
         grade = self.capped(course.limits)
-        timing = {} if grade.seconds is None else {"execution_time": round(grade.seconds, 3)}
         seen = course.visibility
-        return {"score": grade.score, **timing, "output": grade.notes_text, "visibility": seen.score,
+        return {"score": grade.score, "output": grade.notes_text, "visibility": seen.score,
                 "tests": [grade._gradescope_test(r, seen.hidden_properties) for r in grade.results]}
 
     def _gradescope_test(self, result: PropertyResult, hidden_visibility: str) -> dict:
@@ -158,7 +160,8 @@ class Grade:
             hidden=t["extra_data"].get("hidden", False), output=t["output"],
             blocked=t["extra_data"].get("blocked", False),
         ) for t in document["tests"])
-        return cls(results, (document["output"],), document.get("execution_time"))
+        ran = any("property" in t["extra_data"] for t in document["tests"])  # what _gradescope_test names
+        return cls(results, (document["output"],), 0.0 if ran else None)
 
 
 HIDDEN_REASON = " — "  # a hidden property's feedback: "description — reason."

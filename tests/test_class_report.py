@@ -333,6 +333,22 @@ def test_stubs_and_lesson_are_boilerplate(tmp_path):
     assert compare({"a": {EX: stub}, "b": {EX: stub}}, [], 0.01, names)  # without the boilerplate: identical
 
 
+def test_code_past_the_helper_s_limits_is_left_out_alone(tmp_path, monkeypatch):
+    """Student code is tokenised in limited helpers, never in the report's process: a submission
+    whose fingerprints go past the helper's limits (here its answer's size) is left out of the
+    comparison, and the others in its helper's group are still compared."""
+    from autograder.isolation.helper import HelperLimits
+    from autograder.reports.class_report import similarity
+
+    source = (ROOT / "tests/alternatives/naive_recount/exercises/ex1_merge_tracing.py").read_text(encoding="utf-8")
+    large = "x = 1\n" * 40_000  # 240 KB, under the size compared: its fingerprints are megabytes
+    monkeypatch.setattr(similarity, "SIMILARITY_LIMITS", HelperLimits(answer_mb=1))
+    sources = {"a": {EX: source}, "b": {EX: rename_locals(source, "_x")}, "large": {EX: large}}
+    assert sorted(similarity.fingerprinted(sources, [])) == ["a", "b"]
+    pairs = compare(sources, [], 0.5, Names(tmp_path, [], anonymise=False))
+    assert [(p.first, p.second) for p in pairs] == [("a", "b")]
+
+
 # --------------------------------------------------------------------------- a real batch (slow)
 
 

@@ -1,7 +1,8 @@
 """``grade --cluster``: a real Dask scheduler and two workers on 127.0.0.1, speaking mutual TLS
 with the certificates of ``cluster-certs``, grade a batch of the toy course; one worker is
 killed while it grades, and every grade still comes back, the same as a local ``--jobs 1``
-run's. A client without the certificate is refused, and so is plain TCP to another machine."""
+run's. A client without the certificate is refused, and so is plain TCP, loopback included, unless
+the instructor insists."""
 
 import json
 import os
@@ -176,7 +177,7 @@ def test_a_worker_without_a_sandbox_stops_the_batch_as_a_local_refusal_does(batc
     try:
         time.sleep(3)
         refused = autograder("grade", str(subs[0]), "--out", str(tmp_path / "out"), "--cluster", address,
-                             course=TOY / "course.yaml")
+                             "--unsafe-cluster-tcp", course=TOY / "course.yaml")
     finally:
         for process in processes:
             os.killpg(process.pid, signal.SIGTERM)
@@ -205,24 +206,34 @@ def test_a_client_without_the_certificate_is_refused(batch, cluster, tmp_path):
                        "--cluster-certs", str(tmp_path / "other"), course=TOY / "course.yaml")
     assert other.returncode == 2 and "TLS certificate does not match" in other.stderr, other.stderr
     plain = autograder("grade", str(subs[0]), "--out", str(tmp_path / "out"), "--cluster",
-                       address.replace("tls://", "tcp://"), course=TOY / "course.yaml")
+                       address.replace("tls://", "tcp://"), "--unsafe-cluster-tcp", course=TOY / "course.yaml")
     assert plain.returncode == 2 and f"no Dask scheduler answers at tcp://{host}:{port}" in plain.stderr, plain.stderr
     for refused in (other, plain):
         assert "Traceback" not in refused.stderr
     assert not (tmp_path / "out" / subs[0].name / "results.json").exists()
 
 
-def test_plain_tcp_to_another_machine_is_refused_unless_the_instructor_insists(tmp_path):
+def test_plain_tcp_is_refused_on_loopback_too_unless_the_instructor_insists(tmp_path):
+    """Any local user reaches loopback, and a scheduler started without ``--host`` listens on every
+    interface: a ``tcp://`` scheduler is refused wherever it is, before anything is sent to it."""
     from autograder.batch.cluster_tls import client_security
     from autograder.errors import GraderError
 
-    refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"), "--cluster",
-                         "tcp://192.0.2.1:8786", course=TOY / "course.yaml")
-    assert refused.returncode == 2 and "refusing plain TCP to another machine" in refused.stderr, refused.stderr
-    assert "--unsafe-cluster-tcp" in refused.stderr and "Traceback" not in refused.stderr
-    assert client_security("tcp://192.0.2.1:8786", None, unsafe_tcp=True) is None
-    for loopback in ("tcp://127.0.0.1:8786", "tcp://localhost:8786", "tcp://[::1]:8786", "127.0.0.2:8786"):
-        assert client_security(loopback, None, unsafe_tcp=False) is None, loopback
+    with socket.socket() as listener:  # something listens on every interface: refused all the same
+        listener.bind(("0.0.0.0", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        for address in (f"tcp://127.0.0.1:{port}", "tcp://192.0.2.1:8786"):
+            refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"), "--cluster", address,
+                                 course=TOY / "course.yaml", timeout=120)  # accepted, it would wait on the listener
+            assert refused.returncode == 2 and "refusing plain TCP" in refused.stderr, refused.stderr
+            assert "--unsafe-cluster-tcp" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "out" / "answers" / "results.json").exists()
+    for address in ("tcp://192.0.2.1:8786", "tcp://127.0.0.1:8786", "tcp://localhost:8786", "tcp://[::1]:8786",
+                    "127.0.0.2:8786"):
+        with pytest.raises(GraderError, match="refusing plain TCP"):
+            client_security(address, None, unsafe_tcp=False)
+        assert client_security(address, None, unsafe_tcp=True) is None, address
     with pytest.raises(GraderError, match="needs --cluster-certs"):
         client_security("tls://192.0.2.1:8786", None, unsafe_tcp=False)
     with pytest.raises(GraderError, match="lacks ca.pem, cluster.pem, cluster-key.pem"):
@@ -232,12 +243,12 @@ def test_plain_tcp_to_another_machine_is_refused_unless_the_instructor_insists(t
 
 
 def test_no_scheduler_is_one_clear_line(tmp_path):
-    refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"),
-                         "--cluster", f"tcp://127.0.0.1:{free_port()}", course=TOY / "course.yaml")
+    refused = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"), "--cluster",
+                         f"tcp://127.0.0.1:{free_port()}", "--unsafe-cluster-tcp", course=TOY / "course.yaml")
     assert refused.returncode == 2 and "no Dask scheduler answers at tcp://127.0.0.1:" in refused.stderr
     assert "Traceback" not in refused.stderr
     malformed = autograder("grade", str(TOY / "answers"), "--out", str(tmp_path / "out"), "--cluster", "notaurl",
-                           course=TOY / "course.yaml")
+                           "--unsafe-cluster-tcp", course=TOY / "course.yaml")
     assert malformed.returncode == 2 and "'notaurl' is not a scheduler address" in malformed.stderr
     assert "Traceback" not in malformed.stderr
 

@@ -135,3 +135,45 @@ def test_a_bundle_of_one_exercise_replayed_keeps_its_results_and_names_each_fail
     assert any(kind == "public" and reason.startswith("trace_merges('aaa', 1)[0]: (count, length)")
                for _, kind, reason in failed)
     assert {reason for _, kind, reason in failed if kind == "hidden"} <= {"wrong result", "not implemented yet"}
+
+
+def windows_zip(path: Path) -> Path:
+    """The reference as a Windows zip hands it in: ``heidi\\exercises\\<module>.py`` (backslashes,
+    made on FAT), CRLF line endings."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for module in sorted((ROOT / "solutions").glob("*.py")):
+            info = zipfile.ZipInfo(f"heidi\\exercises\\{module.name}")
+            info.create_system = 0  # MS-DOS
+            archive.writestr(info, module.read_bytes().replace(b"\n", b"\r\n"))
+    return path
+
+
+def test_a_windows_zip_grades_the_same_on_every_channel(tmp_path):
+    """``grade``, ``gradescope --run`` and ``check`` take the zip in through the same code, and so
+    does ``grade`` of the folder an unzip that keeps the backslashes leaves (Gradescope's own
+    unzip may be one): each grades it as the reference. nbgrader takes notebooks, never zips."""
+    first = "ex1_merge_tracing"
+    archive = windows_zip(tmp_path / "heidi.zip")
+    kept = tmp_path / "kept" / "heidi"
+    kept.mkdir(parents=True)
+    with zipfile.ZipFile(archive) as opened:
+        for info in opened.infolist():  # what Linux unzip keeps: one file per member, its name as it is
+            (kept / info.filename).write_bytes(opened.read(info))
+    documents = {}
+    for name, submission in (("zip", archive), ("kept", kept), ("reference", ROOT / "solutions")):
+        graded = autograder("grade", str(submission), "--out", str(tmp_path / name), "--exercise", first)
+        assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+        documents[name] = json.loads((tmp_path / name / submission.stem / "results.json").read_text())
+    replayed = autograder("gradescope", "--run", str(archive), "--exercise", first, "--out", str(tmp_path / "gs"))
+    assert replayed.returncode == 0, replayed.stdout[-3000:] + replayed.stderr[-3000:]
+    documents["gradescope"] = json.loads((tmp_path / "gs" / "results" / "results.json").read_text())
+    assert documents["reference"]["score"] == 20
+    for name in ("zip", "kept", "gradescope"):
+        assert (documents[name]["score"], documents[name]["tests"]) == \
+            (documents["reference"]["score"], documents["reference"]["tests"]), name
+    rows = []
+    for submission in (archive, ROOT / "solutions"):
+        checked = autograder("check", str(submission), "--exercise", first)
+        assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+        rows.append([line for line in checked.stdout.splitlines() if first in line and "│" in line])
+    assert rows[0] == rows[1] and len(rows[0]) == 1 and "nothing" in rows[0][0], rows

@@ -294,8 +294,8 @@ def test_names_that_are_not_utf8_are_skipped_and_named(tmp_path):
     touch(top + b"/r\xe9ponses.txt")
     staged = stage(COURSE, tmp_path / "hal")
     try:
-        assert sorted(staged_files(staged)) == ["exercises/__init__.py", "exercises/ex1_merge_tracing.py",
-                                                "exercises/lesson.py"]
+        assert sorted(staged_files(staged)) == [".stubs.json", "exercises/__init__.py",
+                                                "exercises/ex1_merge_tracing.py", "exercises/lesson.py"]
         why = "its name is not valid UTF-8, so no code can import or open it"
         assert sorted(staged.notes) == [f"skipped b'Devoir_caf\\xe9/exercises/notes_caf\\xe9.txt': {why}",
                                         f"skipped b'Devoir_caf\\xe9/r\\xe9ponses.txt': {why}",
@@ -396,3 +396,54 @@ def test_folder_entry_cap_counts_every_entry(tmp_path, refused):
 def test_names():
     assert submission_name(Path("/x/carol.zip")) == "carol"
     assert submission_name(Path("/x/dave")) == "dave"
+
+
+def test_a_batch_stages_its_submissions_jobs_at_once_each_alone(tmp_path, monkeypatch):
+    """Staging is the limited helper's work: a batch runs ``jobs`` of them at once, so a
+    submission slow to read holds up none of the others' staging, and what one could not have
+    read is its own."""
+    import threading
+
+    from autograder.batch import staging
+
+    jobs = 3
+    together = threading.Barrier(jobs, timeout=60)  # broken unless all three stage at once
+    staged_alone = staging.stage
+
+    def slow(course, path):
+        if path.name != "unreadable.zip":
+            together.wait()
+        return staged_alone(course, path)
+
+    monkeypatch.setattr(staging, "stage", slow)
+    paths = [make_zip(tmp_path / f"s{i}.zip", {"ex1_merge_tracing.py": MODULE.encode()}) for i in range(2)]
+    paths.insert(1, tmp_path / "unreadable.zip")
+    (tmp_path / "unreadable.zip").write_bytes(b"not a zip")
+    paths.append(make_zip(tmp_path / "s2.zip", {"ex1_merge_tracing.py": MODULE.encode()}))
+    found = staging.stage_many(COURSE, paths, jobs)
+    try:
+        assert [type(item).__name__ for item in found] == ["Staged", "SubmissionError", "Staged", "Staged"]
+        assert [item.name for item in found if isinstance(item, staging.Staged)] == ["s0", "s1", "s2"]
+        assert "not a readable zip file" in str(found[1])
+    finally:
+        for item in found:
+            if isinstance(item, staging.Staged):
+                item.remove()
+
+
+def test_a_link_the_helper_left_is_refused_before_anything_is_written_through_it(tmp_path, monkeypatch):
+    """Should the helper ever be made to plant a link (it writes none), staging neither writes the
+    course's provided files through it nor hashes what it points to."""
+    from autograder.batch import staging
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def planted(task, request, **limits):
+        (Path(request["root"]) / "exercises").symlink_to(elsewhere)
+        return {"notes": [], "notebooks": {}, "stubs": {}}
+
+    monkeypatch.setattr(staging, "run_helper", planted)
+    with pytest.raises(SubmissionError, match="staged something that is not a file: 'exercises'"):
+        stage(COURSE, make_zip(tmp_path / "ivy.zip", {"ex1_merge_tracing.py": MODULE.encode()}))
+    assert list(elsewhere.iterdir()) == []

@@ -175,3 +175,85 @@ def test_a_lookup_answered_differently_by_a_new_worker_fails_the_property(known_
     with pytest.raises(SandboxFailure) as failure:
         toy.g(1)
     assert failure.value.kind == "protocol" and "answered the same lookup differently" in str(failure.value)
+
+
+# --------------------------------------------------------------------------- read in the helper, never here
+
+TOY = Path(__file__).resolve().parent / "fixtures" / "toy_course"
+MARK = "# a submission's own line, which the grader must never parse"
+
+
+def test_staging_keeps_the_stubs_the_helper_read_as_plain_data():
+    """What the helper read crosses as plain data and binds as the source's own signatures."""
+    from autograder.batch.staging import stage
+    from autograder.config import load_course
+    from autograder.engine.stubs import staged_stubs, stubs_from_json, stubs_to_json
+
+    assert stubs_from_json(stubs_to_json(sure_stubs(MODULE))) == sure_stubs(MODULE)
+    course = load_course(TOY / "course.yaml")
+    staged = stage(course, course.path(course.package))
+    try:
+        assert staged_stubs(staged.root, "ex_sum") == sure_stubs((TOY / "toy" / "ex_sum.py").read_text()) != {}
+    finally:
+        staged.remove()
+    with pytest.raises(ValueError):
+        stubs_from_json({"f": [["x", 9, False]]})
+
+
+def test_the_grader_parses_no_byte_of_a_submission(tmp_path, monkeypatch):
+    """Grading a staged submission compiles none of its source in the grader's process (it did:
+    ``ast.parse`` of a 20 MB ``__init__.py`` took 12.7 GB there), and the untouched stub still
+    fails "not implemented yet" without a worker."""
+    import builtins
+
+    from autograder.batch.staging import stage
+    from autograder.config import load_course
+    from autograder.engine.run import run_suites
+
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "__init__.py").write_text(f'"""The toy package."""\n{MARK}\n')
+    (tmp_path / "toy" / "ex_sum.py").write_text(f"{MARK}\n" + (TOY / "toy" / "ex_sum.py").read_text())
+    course = load_course(TOY / "course.yaml")
+    staged = stage(course, tmp_path)
+    parsed = []
+    compile_here = builtins.compile
+
+    def spying(source, *args, **kwargs):
+        text = source.decode(errors="replace") if isinstance(source, bytes) else source
+        if isinstance(text, str) and MARK in text:
+            parsed.append(args[:1])
+        return compile_here(source, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "compile", spying)
+    try:
+        results, _ = run_suites(course, staged.root)
+    finally:
+        monkeypatch.undo()
+        staged.remove()
+    assert parsed == [], "the grader parsed the submission's source"
+    assert results and all(not r.passed and r.reason.endswith("not implemented yet") for r in results)
+
+
+@pytest.mark.slow
+def test_a_twenty_megabyte_module_costs_its_own_submission_only(tmp_path):
+    """Beside a submission whose ``__init__.py`` is 19.8 MB of ``x=1`` lines, under the 20 MB cap,
+    another grades byte for byte as it does alone, and the large one gets its row."""
+    import csv
+
+    from tests.conftest import autograder
+
+    answer = (TOY / "answers" / "ex_sum.py").read_text()
+    for name in ("large", "right"):
+        (tmp_path / name / "toy").mkdir(parents=True)
+        (tmp_path / name / "toy" / "ex_sum.py").write_text(answer)
+    (tmp_path / "large" / "toy" / "__init__.py").write_text("x=1\n" * (99 * (1 << 20) // 20))  # 19.8 MB
+    runs = {"together": [tmp_path / "large", tmp_path / "right"], "alone": [tmp_path / "right"]}
+    for out, paths in runs.items():
+        graded = autograder("grade", *map(str, paths), "--out", str(tmp_path / out), "--jobs", "2",
+                            course=TOY / "course.yaml")
+        assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    for report in ("results.json", "feedback.md"):
+        assert (tmp_path / "together" / "right" / report).read_bytes() == \
+            (tmp_path / "alone" / "right" / report).read_bytes()
+    rows = {row["submission"]: row for row in csv.DictReader((tmp_path / "together" / "grades.csv").open())}
+    assert rows["right"]["score"] == "10" and rows["large"]["score"] == "0"

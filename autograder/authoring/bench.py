@@ -40,6 +40,7 @@ from rich.table import Table
 
 from ..batch.batch import BatchOptions, grade_many
 from ..batch.cluster import connect
+from ..batch.cluster_tls import CA, CERTIFICATE, KEY, make_certificates, security
 from ..batch.grader import ENGINE_HOME, hypothesis_storage
 from ..batch.staging import stage
 from ..config import Course
@@ -213,8 +214,8 @@ def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path
 
 def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: Path) -> float | None:
     """A batch's rate on a local Dask cluster of two one-thread workers over its rate on one
-    (``grade --cluster`` as an instructor runs it, on loopback), each once its workers have
-    started their grader processes and run the canary, as in a long batch; None without Dask."""
+    (``grade --cluster`` as an instructor runs it, over TLS on loopback), each once its workers
+    have started their grader processes and run the canary, as in a long batch; None without Dask."""
     try:
         import distributed  # noqa: F401
     except ImportError:
@@ -222,8 +223,8 @@ def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: 
     quiet = Console(file=open(os.devnull, "w"))
     rates = {}
     for workers in (1, 2):
-        with _local_cluster(workers, out / f"workers{workers}") as address:
-            cluster = connect(address, course, unsafe=False)
+        with _local_cluster(workers, out / f"workers{workers}") as (address, certificates):
+            cluster = connect(address, course, unsafe=False, certificates=certificates)
             try:
                 warm = [(f"warm{index}", path) for index, (_, path) in enumerate(named[:workers])]  # tasks of their own
                 grade_many(course, warm, out / f"warm{workers}", quiet, BatchOptions(force=True), cluster)
@@ -236,29 +237,35 @@ def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: 
 
 
 @contextlib.contextmanager
-def _local_cluster(workers: int, logs: Path) -> Iterator[str]:
-    """A Dask scheduler and ``workers`` one-thread workers on loopback, their logs in ``logs``:
-    the scheduler's address, once every worker has joined. They are stopped on leaving, with
-    the grader processes they started."""
+def _local_cluster(workers: int, logs: Path) -> Iterator[tuple[str, Path]]:
+    """A Dask scheduler and ``workers`` one-thread workers on loopback, speaking TLS with
+    certificates made for them (a ``tcp://`` scheduler is any local user's), their logs in
+    ``logs``: the scheduler's address and the certificates' folder, once every worker has joined.
+    They are stopped on leaving, with the grader processes they started."""
     from distributed import Client
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    address = f"tcp://127.0.0.1:{port}"
+    address = f"tls://127.0.0.1:{port}"
     logs.mkdir(parents=True, exist_ok=True)
+    certificates = logs / "certs"
+    make_certificates(certificates)
+    tls = ["--tls-ca-file", str(certificates / CA), "--tls-cert", str(certificates / CERTIFICATE),
+           "--tls-key", str(certificates / KEY)]
     env = {**os.environ, "PYTHONPATH": str(ENGINE_HOME)}
-    commands = [["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]] + [
-        ["distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard"]] * workers
+    commands = [["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
+                 "--protocol", "tls", *tls]] + [
+        ["distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", *tls]] * workers
     processes = []
     try:
         for index, command in enumerate(commands):
             with open(logs / f"dask-{index}.log", "wb") as log:
                 processes.append(subprocess.Popen([sys.executable, "-m", *command], env=env, stdout=log,
                                                   stderr=subprocess.STDOUT, start_new_session=True))
-        with Client(address, timeout="60s") as client:
+        with Client(address, security=security(certificates), timeout="60s") as client:
             client.wait_for_workers(workers, timeout=120)
-        yield address
+        yield address, certificates
     finally:
         for process in processes:
             os.killpg(process.pid, signal.SIGTERM)

@@ -1,7 +1,7 @@
 """Grading many submissions: staged here, graded in grader processes, recorded in the gradebook.
 
-:func:`grade_many` stages each submission (:mod:`autograder.batch.staging`), skips one the
-gradebook holds as graded unchanged, hands the others to grader processes (a
+:func:`grade_many` stages each submission (:mod:`autograder.batch.staging`, ``jobs`` at once),
+skips one the gradebook holds as graded unchanged, hands the others to grader processes (a
 :class:`~autograder.batch.grader.GraderPool` here, or a Dask cluster's), ``jobs`` at once and in
 parts where threads would idle (:mod:`autograder.batch.parts`), and records each grading in the
 gradebook and ``grades.csv``. Student code never runs in this process, nor the suites: the
@@ -29,7 +29,7 @@ from ..results import Grade
 from .gradebook import BATCH_FILES, Gradebook
 from .grader import Graded, GraderPool, Part
 from .parts import GradingInParts
-from .staging import Staged, stage
+from .staging import Staged, stage_many
 
 Row = tuple[str, Grade | None, str]  # a submission's name, its grade (None: the grading failed) and a note
 
@@ -62,8 +62,10 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, c
     out.mkdir(parents=True, exist_ok=True)
     batch = _Batch(course, out, options, elsewhere)
     try:
-        for name, path in safe_names(submissions):
-            batch.stage(name, path)
+        named = safe_names(submissions)
+        for (name, _path), staged in zip(named, stage_many(course, [path for _, path in named], options.jobs),
+                                         strict=True):
+            batch.stage(name, staged)
         batch.grade_staged(console)
         batch.book.write_csv(course, out / "grades.csv")
     finally:
@@ -95,14 +97,12 @@ class _Batch:
                        "max_score": course.full_marks(options.exercises)}
         self.chosen = "".join(f" {module}" for module in options.exercises or ())
 
-    def stage(self, name: str, path: Path) -> None:
-        """Stage one submission to grade; one that cannot be read is graded unreadable here, and
-        one graded unchanged before is skipped (unless forced)."""
+    def stage(self, name: str, staged: Staged | SubmissionError) -> None:
+        """Take one staged submission to grade; one that could not be read is graded unreadable
+        here, and one graded unchanged before is skipped (unless forced)."""
         folder = report_folder(self.out, name)
-        try:
-            staged = stage(self.course, path)
-        except SubmissionError as error:
-            self._unreadable(name, folder, error)
+        if isinstance(staged, SubmissionError):
+            self._unreadable(name, folder, staged)
             return
         key = {**self.common, "digest": staged.digest + self.chosen}
         if not self.options.force and self.book.is_current(name, key) and (folder / "results.json").is_file():

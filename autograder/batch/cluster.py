@@ -18,8 +18,8 @@ keeps the gradebook and writes every report, so a batch resumes as before.
   scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
   depends only on the submission and the course, so it comes out the same.
 - **Members only.** The client, the scheduler and the workers speak mutual TLS with the
-  certificates of ``cluster-certs`` (:mod:`autograder.batch.cluster_tls`); plain ``tcp://`` only on
-  loopback, unless ``--unsafe-cluster-tcp``.
+  certificates of ``cluster-certs`` (:mod:`autograder.batch.cluster_tls`); plain ``tcp://`` only
+  with ``--unsafe-cluster-tcp``, loopback included.
 - **Plain data only.** A task carries the staged submission's files as bytes and brings back
   the reports as text; no object from student code crosses, and the grade is read from the
   ``results.json`` the worker's grader process wrote.

@@ -1,4 +1,4 @@
-"""Who may join a grading cluster: mutual TLS, and plain TCP only within one machine.
+"""Who may join a grading cluster: mutual TLS, and plain TCP only when the instructor insists.
 
 Whoever reaches a Dask scheduler that asks for no credentials runs code on its workers (and
 so reads the solutions and the hidden suites, or patches the graders) and hands the client
@@ -9,16 +9,16 @@ The CA's key is thrown away once it has signed, so nobody can sign another certi
 running the command again makes a new set, which replaces the old everywhere. Whoever can
 read ``DIR/cluster-key.pem`` can join the cluster: the folder is its maker's alone.
 
-A ``tcp://`` scheduler (no credentials) is used only on loopback, which only this machine's
-processes reach; ``--unsafe-cluster-tcp`` uses one elsewhere anyway.
+A ``tcp://`` scheduler asks for no credentials, so it is refused wherever it is, loopback
+included: every local user reaches ``127.0.0.1``, and a scheduler started without ``--host``
+listens on every interface whatever address the client dials. ``--unsafe-cluster-tcp`` uses
+one anyway.
 """
 
 from __future__ import annotations
 
 import datetime
-import ipaddress
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -89,30 +89,23 @@ def security(folder: Path | str) -> Any:
 def client_security(address: str, certificates: Path | None, unsafe_tcp: bool) -> Any:
     """The ``Security`` a client of the scheduler at ``address`` uses (None for plain TCP), or a
     :class:`~autograder.errors.GraderError` saying why that address is refused."""
-    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.addressing import parse_address
 
-    scheme, where = parse_address(address)  # ValueError: not an address
+    scheme, _where = parse_address(address)  # ValueError: not an address
     if scheme == "tls":
         if certificates is None:
             raise GraderError(f"--cluster {address} needs --cluster-certs DIR (made by `python -m autograder "
                               "cluster-certs --out DIR`, the folder the scheduler and workers use)")
         return security(certificates)
     if scheme != "tcp":
-        raise GraderError(f"--cluster {address}: grading speaks tls:// (or tcp:// to this machine), not {scheme}://")
-    host = parse_host_port(where)[0]
-    if not unsafe_tcp and not _loopback(host):
-        raise GraderError(f"--cluster {address}: refusing plain TCP to another machine: anyone who reaches that "
-                          "scheduler could run code in the graders. Use tls:// with --cluster-certs (see "
-                          "`python -m autograder cluster-certs`), or pass --unsafe-cluster-tcp")
+        raise GraderError(f"--cluster {address}: grading speaks tls:// (or tcp:// with --unsafe-cluster-tcp), "
+                          f"not {scheme}://")
     if certificates is not None:
         raise GraderError(f"--cluster {address}: --cluster-certs needs a tls:// address")
+    if not unsafe_tcp:
+        raise GraderError(f"--cluster {address}: refusing plain TCP: a tcp:// scheduler asks for no credentials, so "
+                          "anyone who reaches it (on loopback, any user of this machine) could run code in the "
+                          "graders. Use tls:// with --cluster-certs (see `python -m autograder cluster-certs`), "
+                          "or pass --unsafe-cluster-tcp")
     return None
 
-
-def _loopback(host: str) -> bool:
-    """Whether every address ``host`` names is a loopback address (one it cannot resolve is not)."""
-    try:
-        found = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
-    except OSError:
-        return False
-    return bool(found) and all(ipaddress.ip_address(address.split("%")[0]).is_loopback for address in found)

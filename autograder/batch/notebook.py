@@ -11,9 +11,11 @@ nbgrader ``grade_id`` (a copied answer cell) are both graded, in order, and name
 :attr:`NotebookModule.duplicates`; where each line came from is kept (:attr:`NotebookModule.spans`,
 :mod:`autograder.engine.cells`), so that feedback names the cell.
 
-Converting a notebook is work on untrusted input: :mod:`autograder.batch.converting` bounds it,
-and runs this very file in a sandboxed worker when it could take long. So it imports the standard
-library only, and IPython where it converts.
+Converting a notebook is work on untrusted input: it runs only in the limited helper
+(:mod:`autograder.isolation.helper`), for staging (:mod:`autograder.batch.intake`) and for
+:mod:`autograder.batch.converting`, and within a budget of the characters IPython's passes may
+read, which stops a crafted cell deterministically. So it imports the standard library only, and
+IPython where it converts.
 """
 
 from __future__ import annotations
@@ -34,15 +36,17 @@ class NotebookError(Exception):
 
 @dataclass(frozen=True)
 class NotebookModule:
-    """A notebook's code as one module; ``spans`` holds ``(cell number, first line, lines)``."""
+    """A notebook's code as one module; ``spans`` holds ``(cell number, first line, lines)``;
+    ``read``, the characters IPython's passes read to make it."""
 
     source: str
     spans: tuple[tuple[int, int, int], ...]
     duplicates: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    read: int = 0
 
     @classmethod
     def from_wire(cls, data: Any) -> NotebookModule:
-        """The module :func:`wire` sent; anything else is a :class:`NotebookError`."""
+        """The module :func:`converted_files` answered; anything else is a :class:`NotebookError`."""
         try:
             source, spans, duplicates = data
             return cls(str(source), tuple((int(c), int(f), int(n)) for c, f, n in spans),
@@ -55,7 +59,7 @@ def converted(content: bytes | str, budget: float = math.inf) -> NotebookModule:
     """The module a notebook's code cells make; :class:`OverBudget` once IPython's passes over
     the code have read more than ``budget`` characters."""
     cells = _cells(content)
-    transform = _transformer()(budget).transform_cell
+    transformer = _transformer()(budget)
     parts: list[str] = []
     spans: list[tuple[int, int, int]] = []
     line = 1
@@ -68,7 +72,7 @@ def converted(content: bytes | str, budget: float = math.inf) -> NotebookModule:
             continue
         source = _text(cell.get("source", ""))
         try:
-            python = transform(source) if source.strip() else ""
+            python = transformer.transform_cell(source) if source.strip() else ""
         except OverBudget:
             raise
         except Exception:  # IPython could not read it: grade the text as it is (its error names the cell)
@@ -79,7 +83,7 @@ def converted(content: bytes | str, budget: float = math.inf) -> NotebookModule:
         spans.append((number, line, count))
         line += count + 2
     duplicates = tuple((grade_id, tuple(numbers)) for grade_id, numbers in owners.items() if len(numbers) > 1)
-    return NotebookModule("".join(parts), tuple(spans), duplicates)
+    return NotebookModule("".join(parts), tuple(spans), duplicates, transformer.read)
 
 
 class OverBudget(Exception):
@@ -95,21 +99,35 @@ def _transformer() -> type:
     class Budgeted(TransformerManager):
         def __init__(self, budget: float):
             super().__init__()
-            self.left = budget
+            self.budget, self.read = budget, 0
 
         def do_one_token_transform(self, lines: list[str]) -> tuple[bool, list[str]]:
-            self.left -= sum(map(len, lines))
-            if self.left < 0:
+            self.read += sum(map(len, lines))
+            if self.read > self.budget:
                 raise OverBudget
             return super().do_one_token_transform(lines)
 
     return Budgeted
 
 
-def wire(content: bytes | str) -> list:
-    """In the converting worker: :func:`converted`, as plain data."""
-    module = converted(content)
-    return [module.source, module.spans, module.duplicates]
+def converted_files(request: dict) -> list[dict]:
+    """The task of :mod:`autograder.isolation.helper`: each notebook of ``request["paths"]``
+    :func:`converted` within ``request["budget"]`` (each its own), as plain data
+    (:meth:`NotebookModule.from_wire`), or ``{"error": why}``."""
+    answers: list[dict[str, Any]] = []
+    for path in request["paths"]:
+        try:
+            with open(path, "rb") as file:
+                module = converted(file.read(), request["budget"])
+        except OSError as error:
+            answers.append({"error": f"it cannot be read ({error.strerror})"})
+        except NotebookError as error:
+            answers.append({"error": str(error)})
+        except OverBudget:
+            answers.append({"error": f"converting it to Python would read over {request['budget']:,} characters"})
+        else:
+            answers.append({"module": [module.source, module.spans, module.duplicates]})
+    return answers
 
 
 def _cells(content: bytes | str) -> list[dict]:

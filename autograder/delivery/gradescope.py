@@ -23,7 +23,9 @@ notebook a week: one Gradescope assignment, and one bundle, per exercise.
 for trying the bundle outside Gradescope). :func:`replay` does that:
 ``python -m autograder gradescope --run SUBMISSION [--zip autograder.zip] [--out DIR]`` lays out
 ``/autograder`` in ``DIR`` (kept) or a temporary folder (the bundle in ``source/``, the
-submission as Gradescope places uploads: a zip unpacked, files as they are), runs
+submission as Gradescope places uploads: files as they are, a zip unpacked by the code that
+reads every submission, :func:`autograder.batch.staging.unpack`, names with backslashes split
+into folders), runs
 ``run_autograder`` with this Python in place of ``setup.sh``'s venv, and checks
 ``results/results.json`` against Gradescope's format (``gradescope_results.schema.json``).
 """
@@ -42,6 +44,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..batch.staging import unpack
 from ..config import Course
 from ..errors import GraderError
 from ..i18n import N_, _, in_course_language
@@ -94,8 +97,8 @@ def replay(course: Course, submission: Path, bundle: Path | None, out: Path | No
         uploads = root / "submission"
         if submission.is_dir():
             shutil.copytree(submission, uploads, symlinks=True)
-        elif submission.suffix.lower() == ".zip":
-            _unpack(submission, uploads)
+        elif submission.suffix.lower() == ".zip":  # unzipped as grade reads it, by the limited helper
+            unpack(submission, uploads)
         else:
             uploads.mkdir()
             shutil.copy(submission, uploads / submission.name)
@@ -128,6 +131,7 @@ class Replay:
 
 
 def _unpack(archive: Path, out: Path) -> None:
+    """Unpack the bundle (the instructor's, never a student's)."""
     try:
         with zipfile.ZipFile(archive) as opened:
             opened.extractall(out)  # drops absolute paths and ".." (the instructor's own replay)

@@ -34,7 +34,7 @@ from .examples import Claim, claimed, run_examples
 from .feedback import description, innermost, is_blocked, property_feedback
 from .replay import Example, Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
-from .stubs import sure_stubs
+from .stubs import staged_stubs
 
 PROFILE = "autograder"
 
@@ -198,12 +198,9 @@ class GradingPlugin:
 
     def _known(self, exercise: Exercise) -> FreshAnswers:
         """What this exercise's properties learn for the next ones (:class:`~.session.FreshAnswers`)."""
-        if exercise.module not in self.known:
-            package = self.submission / self.course.package
-            module, init = (path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-                            for path in (package / f"{exercise.module}.py", package / "__init__.py"))
+        if exercise.module not in self.known:  # the stubs staging read in its helper: never parsed here
             self.known[exercise.module] = FreshAnswers(f"{self.course.package}.{exercise.module}",
-                                                       sure_stubs(module, init))
+                                                       staged_stubs(self.submission, exercise.module))
         return self.known[exercise.module]
 
     @pytest.fixture

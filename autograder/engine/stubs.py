@@ -1,4 +1,4 @@
-"""Untouched stubs, found by reading a submission's source (it is never run here).
+"""Untouched stubs, found by reading a submission's source (it is never run, nor parsed, in the grader).
 
 A function is a *sure stub* when calling it can only raise ``NotImplementedError``: it is
 defined once, at the module's top level, by a plain ``def`` (no decorator) whose body is a
@@ -16,6 +16,11 @@ their signatures (a class's without ``self``), so that a call whose arguments bi
 answered "not implemented yet" without a worker (:class:`~autograder.engine.session.FreshAnswers`), exactly
 as a worker would answer it.
 
+Reading the source is parsing untrusted bytes, which the grader never does: staging reads the
+stubs in the limited helper (:mod:`autograder.batch.intake`) and keeps their signatures as plain
+data in :data:`STUBS` beside the staged package (:func:`stubs_to_json`), where a grading finds
+them (:func:`staged_stubs`). A submission staged without them has none, and grades the same.
+
     >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))
     ['f']
     >>> sure_stubs('def f(x):\\n    raise NotImplementedError\\nf = print\\n')
@@ -28,8 +33,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import sys
 from collections import Counter
+from pathlib import Path
+
+STUBS = ".stubs.json"  # staged beside the package: the sure stubs of each exercise module, as plain data
 
 # names through which code can rebind a module's functions, or change one's code, without an
 # assignment we can see (``getattr`` with a name built at run time; ``get_ipython``: a notebook's
@@ -146,3 +155,34 @@ def _signature(arguments: ast.arguments) -> inspect.Signature:
     if arguments.kwarg:
         parameters.append(kind(arguments.kwarg.arg, kind.VAR_KEYWORD))
     return inspect.Signature(parameters)
+
+
+def stubs_to_json(stubs: dict[str, inspect.Signature]) -> dict[str, list[list]]:
+    """Signatures as plain data: ``name -> [[parameter, kind, has a default], ...]``."""
+    return {name: [[p.name, int(p.kind), p.default is not inspect.Parameter.empty]
+                   for p in signature.parameters.values()] for name, signature in stubs.items()}
+
+
+def stubs_from_json(data: object) -> dict[str, inspect.Signature]:
+    """:func:`stubs_to_json`'s signatures back; anything else raises ValueError."""
+    if not isinstance(data, dict):
+        raise ValueError("the sure stubs are not a mapping")
+    try:
+        return {str(name): inspect.Signature([
+            inspect.Parameter(str(p), _KINDS[kind], default=None if has_default is True else inspect.Parameter.empty)
+            for p, kind, has_default in parameters]) for name, parameters in data.items()}
+    except (TypeError, ValueError, KeyError) as error:
+        raise ValueError(f"the sure stubs are not signatures ({error})") from None
+
+
+_KINDS = {int(kind): kind for kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                      inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.KEYWORD_ONLY,
+                                      inspect.Parameter.VAR_KEYWORD)}
+
+
+def staged_stubs(root: Path, module: str) -> dict[str, inspect.Signature]:
+    """The sure stubs of ``module`` in the submission staged at ``root`` (none if staging kept none)."""
+    path = root / STUBS
+    if not path.is_file():
+        return {}
+    return stubs_from_json(json.loads(path.read_text(encoding="utf-8")).get(module, {}))

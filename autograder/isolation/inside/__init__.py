@@ -6,6 +6,7 @@ as top-level modules (``worker``, or ``zygote_loop`` for a zygote; they import `
 modules (``codec`` to talk to workers, ``landlock`` to probe the kernel, ``frames`` for the
 header). So a file here imports only the standard library and its siblings, and imports what
 only some workers need where they need it: every worker's start pays for every import.
+``helper.py`` is not copied: the limited helper (:mod:`autograder.isolation.helper`) runs it from here.
 """
 
 import functools

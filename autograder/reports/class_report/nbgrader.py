@@ -11,7 +11,8 @@ After ``nbgrader autograde``, what the course folder knows of each student is:
   with its points, and for a failed one its reason and counterexample; the hidden properties
   as one count. No ``results.json`` is left behind: the engine grades in a scratch folder;
 - ``submitted/<student>/<exercise>/<exercise>.ipynb``, the notebook the student handed in, whose
-  code cells make the module that was graded (:mod:`autograder.batch.notebook`), for code similarity;
+  code cells make the module that was graded (:mod:`autograder.batch.notebook`, converted in the
+  limited helper), for code similarity;
   ``release/`` holds the notebooks as handed out, which count as boilerplate.
 
 So the report built from it has the scores and the public properties as a ``grade`` run's
@@ -21,10 +22,12 @@ the page says so), and no grading times (nbgrader does not record them).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
-from ...batch.converting import notebook_module
+from ...batch.converting import notebook_modules
 from ...batch.notebook import NotebookError
 from ...config import Course
 from ...delivery.nbgrader_feedback import read_feedback
@@ -34,6 +37,9 @@ from .load import Batch, Entry, boilerplate_sources
 
 GRADEBOOK = "gradebook.db"  # where nbgrader_config.py (nbgrader's default) keeps it: the course folder
 AUTOGRADED, SUBMITTED, RELEASE = "autograded", "submitted", "release"  # nbgrader's default step folders
+# An autograded notebook holds the student's cells, and is read here for its grade cell's
+# feedback: at most this size, which nbformat reads in about 1.4 s and 150 MB (docs/security.md)
+AUTOGRADED_BYTES = 24 << 20
 
 
 def nbgrader_batch(course: Course, folder: Path) -> Batch:
@@ -96,8 +102,11 @@ def _entry(folder: Path, student: str, graded: dict[str, tuple[float, str, list[
     for module in graded:
         path = folder / AUTOGRADED / student / module / f"{module}.ipynb"
         try:
+            if path.stat().st_size > AUTOGRADED_BYTES:
+                notes.append(f"{module}: the autograded notebook is over {AUTOGRADED_BYTES >> 20} MB: not read")
+                continue
             notebook = nbformat.read(path, as_version=4)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, RecursionError) as error:
             notes.append(f"{module}: no autograded notebook to read ({error.__class__.__name__})")
             continue
         outputs = [output for cell in notebook.cells if utils.is_grade(cell) for output in cell.get("outputs", [])
@@ -120,16 +129,15 @@ def _entry(folder: Path, student: str, graded: dict[str, tuple[float, str, list[
 def notebook_sources(paths: list[Path], modules: list[str]) -> dict[str, dict[str, str]]:
     """``student -> module -> source`` from students' folders as nbgrader lays them out
     (``submitted/<student>/<module>/<module>.ipynb``): the module each notebook's code cells make."""
-    found: dict[str, dict[str, str]] = {}
-    for path in paths:
-        found[path.name] = {}
-        for module in modules:
-            notebook = path / module / f"{module}.ipynb"
-            try:
-                found[path.name][module] = notebook_module(notebook.read_bytes()).source
-            except (OSError, NotebookError):
-                continue  # not handed in, or not a notebook: nothing to compare
-    return found
+    def converted(path: Path) -> dict[str, str]:
+        handed_in = [module for module in modules if (path / module / f"{module}.ipynb").is_file()]
+        made = notebook_modules([path / module / f"{module}.ipynb" for module in handed_in])
+        # one that is not a notebook, or that went past the helper's limits: nothing to compare
+        return {module: result.source for module, result in zip(handed_in, made, strict=True)
+                if not isinstance(result, NotebookError)}
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # a helper per student, a few at once
+        return dict(zip((path.name for path in paths), pool.map(converted, paths), strict=True))
 
 
 def released_sources(folder: Path, modules: list[str]) -> list[tuple[str, str]]:

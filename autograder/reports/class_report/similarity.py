@@ -1,22 +1,30 @@
 """Code similarity: every pair of submissions compared module by module with copydetect's
-winnowing, the course's stubs and provided files ignored as boilerplate."""
+winnowing, the course's stubs and provided files ignored as boilerplate. Student code is
+tokenised in a limited helper per submission (:func:`fingerprinted`), never in this process,
+which compares only the fingerprints' numbers."""
 
 from __future__ import annotations
 
 import html
 import io
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
+from ...isolation.helper import HelperLimits, OverLimits, run_helper
 from .load import Batch
 from .names import Names
 
 DEFAULT_THRESHOLD = 0.5
 MAX_PAIRS = 50  # pairs shown in full; the rest above the threshold are listed by name only
 CONTEXT_LINES = 3  # unhighlighted lines kept around each similar region
+GROUP = 16  # submissions one helper fingerprints: they share its start (copydetect's import, matplotlib's: 1 s)
+SIMILAR_CHARS = 256 << 10  # a larger module is no exercise's answer, and is not compared
+SIMILARITY_LIMITS = HelperLimits(cpu_seconds=60, memory_mb=2048, file_mb=1, answer_mb=32, wall_seconds=240)
 
 
 
@@ -55,29 +63,111 @@ class Similarity:
 def compare(sources: dict[str, dict[str, str]], boilerplate: list[tuple[str, str]], threshold: float,
             names: Names) -> list[Pair]:
     """Every pair of ``sources`` compared module by module (copydetect), those whose larger share
-    reaches ``threshold``, the most similar first."""
+    reaches ``threshold``, the most similar first; a submission whose code could not be read
+    within the helper's limits is left out (:func:`fingerprinted`)."""
+    return pairs_of(fingerprinted(sources, boilerplate), threshold, names)
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What copydetect's ``compare_files`` reads of a ``CodeFingerprint`` (its documented
+    attributes), rebuilt from the plain data a helper answered, and the code it was made from."""
+
+    raw_code: str
+    filtered_code: str
+    offsets: Any  # copydetect's N×2 array: characters filtering removed, by index of the filtered code
+    hashes: set[int]
+    hash_idx: dict[int, list[int]]
+    k: int
+    token_coverage: float
+
+
+def fingerprinted(sources: dict[str, dict[str, str]], boilerplate: list[tuple[str, str]]
+                  ) -> dict[str, dict[str, Fingerprint]]:
+    """Each submission's modules fingerprinted, the boilerplate's fingerprints left out. Tokenising
+    student code is parsing untrusted input: it runs in limited helpers
+    (:mod:`autograder.isolation.helper`), :data:`GROUP` submissions each and a few at once. A
+    module over :data:`SIMILAR_CHARS` is not compared, and a submission whose code goes past the
+    helper's limits is left out (the page lists it as not compared)."""
+    sources = {name: kept for name, modules in sources.items()
+               if (kept := {module: code for module, code in modules.items() if len(code) <= SIMILAR_CHARS})}
+    names = sorted(sources)
+    groups = [names[start:start + GROUP] for start in range(0, len(names), GROUP)]
+    found: dict[str, dict[str, Fingerprint]] = {}
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        for part in pool.map(lambda group: _fingerprinted(group, sources, boilerplate), groups):
+            found |= part
+    return found
+
+
+def _fingerprinted(names: list[str], sources: dict[str, dict[str, str]], boilerplate: list[tuple[str, str]]
+                   ) -> dict[str, dict[str, Fingerprint]]:
+    """The fingerprints of ``names``' modules from one helper; a group whose helper went past its
+    limits is fingerprinted again a submission a helper, and the one to blame is left out."""
+    request = {"submissions": {name: sources[name] for name in names}, "boilerplate": boilerplate}
+    try:
+        answer = run_helper("autograder.reports.class_report.similarity:fingerprints", request,
+                            limits=SIMILARITY_LIMITS)
+        return {name: {module: _rebuilt(code, answer[name][module]) for module, code in sources[name].items()}
+                for name in names}
+    except (OverLimits, KeyError, TypeError, ValueError):
+        if len(names) == 1:
+            return {}
+        return {name: found for one in names for name, found in _fingerprinted([one], sources, boilerplate).items()}
+
+
+def fingerprints(request: dict) -> dict[str, dict[str, dict]]:
+    """The task of the limited helper: copydetect's fingerprint of each module of each of
+    ``request["submissions"]`` (``name -> module -> code``), the fingerprints of
+    ``request["boilerplate"]`` (``[label, code]`` pairs) left out, as plain data."""
     import numpy as np
-    from copydetect import CodeFingerprint, compare_files, defaults
+    from copydetect import CodeFingerprint, defaults
 
     k, window = defaults.NOISE_THRESHOLD, defaults.GUARANTEE_THRESHOLD - defaults.NOISE_THRESHOLD + 1
 
-    def fingerprint(label: str, code: str, skip: Any = None) -> Any:
+    def made(label: str, code: str, skip: Any = None) -> Any:
         return CodeFingerprint(label + ".py", k, window, boilerplate=skip, fp=io.StringIO(code), language="python")
 
-    skip = np.unique(np.array([h for label, code in boilerplate for h in fingerprint(label, code).hashes],
-                              dtype=np.int64)) if boilerplate else None
-    prints = {(name, module): fingerprint(f"{name}/{module}", code, skip)
-              for name, modules in sources.items() for module, code in modules.items()}
-    names_sorted = sorted(sources)
+    skip = np.unique(np.array([h for label, code in request["boilerplate"] for h in made(label, code).hashes],
+                              dtype=np.int64)) if request["boilerplate"] else None
+    return {name: {module: _plain(made(f"{name}/{module}", code, skip)) for module, code in modules.items()}
+            for name, modules in request["submissions"].items()}
+
+
+def _plain(made: Any) -> dict:
+    """A ``CodeFingerprint`` as plain data."""
+    import numpy as np
+
+    return {"filtered": made.filtered_code, "offsets": np.asarray(made.offsets).tolist(), "k": made.k,
+            "hashes": sorted(int(h) for h in made.hashes), "coverage": float(made.token_coverage),
+            "index": [[int(h), [int(i) for i in at]] for h, at in made.hash_idx.items()]}
+
+
+def _rebuilt(code: str, data: dict) -> Fingerprint:
+    """A helper's fingerprint of ``code`` as copydetect reads one."""
+    import numpy as np
+
+    offsets = np.array(data["offsets"], dtype=np.int64).reshape(-1, 2) if data["offsets"] else np.array([])
+    return Fingerprint(code, str(data["filtered"]), offsets, {int(h) for h in data["hashes"]},
+                       {int(h): [int(i) for i in at] for h, at in data["index"]}, int(data["k"]),
+                       float(data["coverage"]))
+
+
+def pairs_of(prints: dict[str, dict[str, Fingerprint]], threshold: float, names: Names) -> list[Pair]:
+    """Every pair of fingerprinted submissions compared module by module, those whose larger share
+    reaches ``threshold``, the most similar first."""
+    from copydetect import compare_files
+
+    names_sorted = sorted(prints)
     pairs: list[tuple[Pair, list[Any]]] = []
     for i, first in enumerate(names_sorted):
         for second in names_sorted[i + 1:]:
-            shared = sorted(set(sources[first]) & set(sources[second]))
+            shared = sorted(set(prints[first]) & set(prints[second]))
             overlap = [0.0, 0.0]
             coverage = [0.0, 0.0]
             found = []
             for module in shared:
-                one, two = prints[(first, module)], prints[(second, module)]
+                one, two = prints[first][module], prints[second][module]
                 coverage[0] += one.token_coverage
                 coverage[1] += two.token_coverage
                 tokens, (share1, share2), slices = compare_files(one, two)
@@ -133,7 +223,7 @@ def similarity(batch: Batch, paths: list[Path] | None, modules: list[str], thres
     sources = batch.sources(paths, modules)
     graded = [e.name for e in batch.entries if e.graded]
     sources = {name: modules for name, modules in sources.items() if name in graded and modules}
-    pairs = compare(sources, batch.boilerplate, threshold, names)
-    count = len(sources)
-    return Similarity(pairs, count * (count - 1) // 2, count, modules,
-                      sorted(set(graded) - set(sources)), threshold)
+    prints = fingerprinted(sources, batch.boilerplate)
+    count = len(prints)
+    return Similarity(pairs_of(prints, threshold, names), count * (count - 1) // 2, count, modules,
+                      sorted(set(graded) - set(prints)), threshold)
