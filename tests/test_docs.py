@@ -86,3 +86,18 @@ def test_the_site_builds_with_no_warning(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "WARNING" not in done.stderr
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_nbgrader_page_says_what_nbgrader_does_with_a_missing_exchange(tmp_path):
+    """It once said the default exchange must exist before the first release; the pinned
+    nbgrader's ``release_assignment`` makes a missing one, writable by everyone."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
+
+    release = ExchangeReleaseAssignment(coursedir=CourseDirectory())
+    release.root = str(tmp_path / "exchange")
+    release.ensure_root()
+    assert (tmp_path / "exchange").stat().st_mode & 0o777 == 0o777
+    page = " ".join((ROOT / "docs" / "nbgrader.md").read_text(encoding="utf-8").split())
+    assert "must exist before the first release" not in page
+    assert "A missing exchange is made by `nbgrader release_assignment` itself, writable by everyone" in page
