@@ -33,7 +33,8 @@ class StudentError(Exception):
 
 
 class SandboxFailure(BaseException):
-    """The property cannot go on: ``kind`` is timeout, crash, import, not_implemented, budget or protocol."""
+    """The property cannot go on: ``kind`` is timeout, crash, import, missing (the module is not in the
+    submission), not_implemented, budget or protocol."""
 
     def __init__(self, kind: str, message: str):
         self.kind = kind

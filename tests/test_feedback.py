@@ -47,6 +47,8 @@ def student_error(type_name: str, mro: list[str], message: str = "", traceback: 
     (SandboxFailure("crash", "killed"), "crashed"),
     (SandboxFailure("protocol", "the answer was larger than 8 MB"), "crashed"),
     (SandboxFailure("import", "f([1, 2]) failed with LEAK: [1, 2]"), "could not be imported"),
+    (SandboxFailure("missing", "exercises.ex1 is missing from the submission"),
+     "exercises.ex1 is missing from the submission"),
     (SandboxFailure("not_implemented", "f: not implemented yet"), "not implemented yet"),
     (SandboxFailure("budget", "used up"), "time budget used up"),
     (AttributeError("no f"), "a name is missing"),
@@ -165,6 +167,18 @@ def test_feedback_says_once_what_is_not_written():
     assert ("- FAILED (0/3) ex1_merge_tracing.get_pair_counts is not implemented yet: `p0`, `p1`, `p2`\n"
             "- FAILED (0/2) hidden, not implemented yet: `h0`, `h1`\n"
             "- FAILED (0/2) `r`\n\n  ```text\n  R holds.\n  \n  r(1): expected 2, got 3\n  ```") in text
+
+
+def test_a_missing_module_reads_the_same_on_public_and_hidden_properties(tmp_path):
+    """The public ones once said "missing" and the hidden ones "could not be imported"."""
+    (tmp_path / "grace" / "exercises").mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / f"{EX1}.py", tmp_path / "grace" / "exercises")
+    run = autograder("grade", str(tmp_path / "grace"), "--out", str(tmp_path / "out"), "--exercise", EX2)
+    assert run.returncode == 0, run.stderr
+    feedback = (tmp_path / "out" / "grace" / "feedback.md").read_text(encoding="utf-8")
+    lines = [line for line in feedback.splitlines() if line.startswith("- FAILED")]
+    said = f"exercises.{EX2} is missing from the submission:"
+    assert len(lines) == 2 and said in lines[0] and f"hidden, {said}" in lines[1], lines
 
 
 def hostile_submission(folder: Path) -> Path:
