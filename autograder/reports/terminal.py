@@ -103,13 +103,20 @@ def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResu
 
 
 def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade | None, str]]) -> None:
-    """The batch summary: one row per submission, one column per exercise graded (``–`` where a
-    submission's grading left it out). Headers break before "bonus" and notes wrap rather than being
-    cut, so that an 80-column terminal shows them whole."""
+    """The batch summary (:func:`grades_table`)."""
+    console.print(grades_table(course, rows))
+
+
+def grades_table(course: Course, rows: list[tuple[str, Grade | None, str]]) -> Table:
+    """One row per submission, one column per exercise graded (``–`` where a submission's grading
+    left it out), the total and, where a bonus exercise was graded beside the others, the total
+    without it (grades.csv's ``score`` and ``score_without_bonus``). Headers break before "bonus",
+    notes wrap rather than being cut, and columns are set apart by space alone, so that an
+    80-column terminal shows them whole."""
     graded = {module for _, grade, _ in rows if grade is not None for module in grade.by_exercise(course)}
     exercises = [e for e in course.exercises if e.module in graded] or list(course.exercises)
     modules = [e.module for e in exercises]
-    table = Table(title=f"{course.title}: grades")
+    table = Table(title=f"{course.title}: grades", box=None, header_style="bold")
     table.add_column("submission", no_wrap=True)
     labels = [module.split("_")[0] for module in modules]
     if len(set(labels)) < len(labels):
@@ -118,12 +125,16 @@ def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade |
         table.add_column(f"{label}\n/{exercise.points}" + ("\nbonus" if exercise.bonus else ""), justify="right")
     total = course.full_marks_text(modules).replace(" + ", "\n+").replace(" bonus", "\nbonus")
     table.add_column(f"total\n/{total}", justify="right")
+    both = bool(course.bonus_marks(modules) and course.full_marks(modules))
+    if both:
+        table.add_column(f"no\nbonus\n/{course.full_marks(modules)}", justify="right")
     table.add_column("note", overflow="fold", min_width=12)
     for name, grade, note in rows:
         if grade is None:
-            table.add_row(name, *[""] * len(exercises), "", f"[red]{escape(note)}")
+            table.add_row(name, *[""] * (len(exercises) + 1 + both), f"[red]{escape(note)}")
             continue
         scores = grade.by_exercise(course)
-        table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules), f"{grade.score:g}",
-                      escape(note))
-    console.print(table)
+        totals = [grade.score, course.score_without_bonus({m: score for m, (score, _) in scores.items()})][:1 + both]
+        table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules),
+                      *(f"{total:g}" for total in totals), escape(note))
+    return table
