@@ -155,6 +155,24 @@ def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progr
     assert "check --exercise ex2_special_tokens checks it alone" in screen
 
 
+@pytest.mark.parametrize("language", ["en", "fa"])
+def test_the_closing_tip_is_the_command_the_release_readme_teaches(language):
+    """It once printed ``python -m autograder check --exercise …``, which outside an activated
+    venv stops with "No module named 'rich'"; the README runs the venv's Python by its path."""
+    from autograder import STUDENT_COMMAND
+    from autograder.delivery.release import student_readme
+
+    course = load_course(ROOT / "course.yaml").model_copy(update={"language": language})
+    in_progress = [result(EX2, "a", 2, True), result(EX2, "b", 2, False, "B holds.\n\nb(1): expected 2, got 3"),
+                   result(EX1, "p", 1, False, NOT_WRITTEN, blocked=True)]
+    console = Console(record=True, width=250)
+    print_check(console, course, Grade(tuple(in_progress), (), 0.0))
+    screen = console.export_text()
+    assert f"{STUDENT_COMMAND} check --exercise {EX2}" in screen
+    assert " python -m autograder" not in screen.replace(STUDENT_COMMAND, "")
+    assert f"{STUDENT_COMMAND} check --exercise {course.exercises[0].module}" in student_readme(course)
+
+
 def test_feedback_says_once_what_is_not_written():
     """An untouched exercise's feedback once had an entry per property (74 for the stubs, each
     with its example): a cause that stops several properties is one line."""

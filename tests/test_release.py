@@ -107,6 +107,14 @@ def test_self_check_in_the_release_fails_a_wrong_implementation(release, tmp_pat
     sections = run.stdout.split("─" * 3)  # the failures come after a rule per exercise
     failed = [section for section in sections if "✗ locked case" in section]
     assert len(failed) == 1 and "ex3_wordpiece" in failed[0] and "differs from the reference's" in failed[0], run.stdout
+    # the closing tip, run as printed in the release with its venv, as its README sets one up
+    tip = re.search(r"Working on one exercise\? (.+) checks it alone\.", run.stdout)
+    assert tip and tip.group(1).endswith("check --exercise ex3_wordpiece"), run.stdout
+    (tmp_path / "wrong" / ".venv").symlink_to(ROOT / ".venv")
+    again = subprocess.run(["bash", "-c", tip.group(1)], cwd=tmp_path / "wrong", capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"}, timeout=600)
+    assert again.returncode == 1 and "No module named" not in again.stderr, again.stdout + again.stderr
+    assert "ex3_wordpiece" in again.stdout and "ex1_merge_tracing" not in again.stdout, again.stdout
 
 
 def test_a_failed_locked_case_names_the_call_whose_answer_differs(release, tmp_path):

@@ -32,7 +32,7 @@ from typing import TypeGuard
 
 import yaml
 
-from .. import suite_texts
+from .. import STUDENT_COMMAND, VENV_PYTHON, suite_texts
 from ..authoring.locked.seal import seal
 from ..config import Course, load_course
 from ..errors import GraderError
@@ -321,8 +321,8 @@ def student_readme(course: Course) -> str:
     rows = "\n".join(f"| `{e.module}` | {title(course, e)} | {points_text(course, e)} |" for e in course.exercises)
     locks = lock_files(course)
     install = "".join(f" -r {p}" for p in locks)
-    setup = (f"python3 -m venv .venv\n.venv/bin/python -m pip install{install}\n" if locks else
+    setup = (f"python3 -m venv .venv\n{VENV_PYTHON} -m pip install{install}\n" if locks else
              "python3 -m venv .venv   # then install what your instructor names\n")
     return markdown(course, course_text(course, "release_readme", title=title(course), package=course.package,
                                         exercise_rows=rows, setup=setup, data_section=data_section(course),
-                                        first_module=course.exercises[0].module))
+                                        first_module=course.exercises[0].module, check=f"{STUDENT_COMMAND} check"))

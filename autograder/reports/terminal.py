@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .. import STUDENT_COMMAND
 from ..config import Course, Exercise
 from ..engine.report import cause, entries, is_locked, shown_name
 from ..i18n import _, in_course_language, ngettext
@@ -61,7 +62,7 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     working = [e.module for e, results in checked if not all(r.passed for r in results)]
     if len(checked) > 1 and working:
         console.print("\n" + _("Working on one exercise? {command} checks it alone.").format(
-            command=f"[bold]python -m autograder check --exercise {working[0]}[/]"), highlight=False)
+            command=f"[bold]{STUDENT_COMMAND} check --exercise {working[0]}[/]"), highlight=False)
     if grade.notes_text:
         console.print()
         console.print(grade.notes_text, markup=False, highlight=False)
