@@ -35,7 +35,7 @@ IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 Language = Literal["en", "fa"]  # what a course can be delivered in: English (the source) and Persian
 LANGUAGES: tuple[Language, ...] = ("en", "fa")
 TEMPLATE_FIELDS = {  # the placeholders each course text of ``delivery.templates`` may use
-    "release_readme": ("title", "package", "exercise_rows", "setup", "data_section", "check"),
+    "release_readme": ("title", "package", "exercise_rows", "setup", "data_section", "check", "reach_rows"),
     "nbgrader_howto": ("package",),
     "nbgrader_grade_cell": ("points", "module"),
 }

@@ -145,6 +145,20 @@ def test_self_check_says_what_its_numbers_mean():
     assert "locked case" not in screen_of(Grade((result(EX1, "p", 2, True),), (), 0.0)).lower()
 
 
+def test_self_check_says_how_much_of_each_exercise_it_sees():
+    """A wrong merge_pair once showed "2 of 2 points" with nothing to say that ex1 is worth 20:
+    the words under the table name each exercise's share, and what decides the rest."""
+    course = load_course(ROOT / "course.yaml")
+    grade = Grade((result(EX1, "p", 2, True), result(EX2, "q", 25, True)), (), 0.0)
+    for release, rest in ((False, "decides the rest with hidden properties"),
+                          (True, "decides the rest with properties that compare your results with the reference")):
+        console = Console(record=True, width=250)
+        print_check(console, course.model_copy(update={"solutions": None} if release else {}), grade)
+        screen = " ".join(console.export_text().split())
+        assert "What this check sees: its properties are worth 2 of the 20 points of ex1_merge_tracing." in screen
+        assert rest in screen and "of ex2_special_tokens" not in screen, screen  # all of ex2 is seen
+
+
 def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progress_first():
     untouched = [result(EX1, f"p{i}", 1, False, NOT_WRITTEN, blocked=True) for i in range(3)]
     in_progress = [result(EX2, "a", 2, True), result(EX2, "b", 2, False, "B holds.\n\nb(1): expected 2, got 3")]

@@ -89,6 +89,22 @@ def test_the_release_readme_says_how_to_fetch_the_data_and_where_tiktoken_finds_
     assert "verified 2 assets: corpus, cl100k_base" in capsys.readouterr().err
 
 
+def test_the_release_says_how_much_of_each_exercise_its_check_sees(release):
+    """The README's table of the check's reach is what the check runs: each exercise's public
+    properties' points, as the check's own table counts them on the stubs."""
+    course = load_course(ROOT / "course.yaml")
+    readme = (release / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| (\d+) \| \d+(?: bonus)? \|$", readme, re.M))
+    assert list(rows) == [e.module for e in course.exercises], readme
+    screen = " ".join(check(release).stdout.split())
+    for exercise in course.exercises:
+        seen = int(rows[exercise.module])
+        assert re.search(rf"{exercise.module} │ {exercise.points_text} │ 0 of {seen} points", screen), screen
+        if seen < exercise.points:
+            assert f"{seen} of the {exercise.points} points of {exercise.module}" in screen
+    assert int(rows["ex1_merge_tracing"]) < 20, "the issue's case: the check sees a tenth of exercise 1"
+
+
 def test_self_check_in_the_release_passes_the_reference(release, tmp_path):
     run = check(as_student(release, tmp_path / "reference"))
     assert run.returncode == 0, run.stdout + run.stderr

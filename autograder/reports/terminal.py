@@ -89,13 +89,22 @@ def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResu
     """The table's numbers in words, said once under it."""
     words = [_("Public properties: the properties this check runs, and the points they give out of what they are "
                "worth.")]
-    if any(sum(r.points for r in results if not is_locked(r)) < e.points for e, results in checked):
-        words.append(_("Official grading also runs hidden properties, which make up the rest of an exercise's "
-                       "points (the points column): full public points do not mean full marks."))
+    seen = [(e, sum(r.points for r in results if not is_locked(r))) for e, results in checked]
+    partial = [(e, points) for e, points in seen if points < e.points]
+    if partial:
+        words.append(_("What this check sees: its properties are worth {shares}.").format(shares=_(", ").join(
+            _("{seen} of the {points} points of {module}").format(seen=points, points=e.points, module=e.module)
+            for e, points in partial)))
+        words.append(_("Official grading decides the rest with properties that compare your results with the "
+                       "reference solutions' and with hidden properties: full public points do not mean full marks.")
+                     if course.is_release else
+                     _("Official grading decides the rest with hidden properties: full public points do not mean "
+                       "full marks."))
     if locked:
         words.append(_("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
-                       "hash, so you learn pass or fail but never the answer; they give no points here, and "
-                       "official grading checks the same answers."))
+                       "hash, so you learn pass or fail but never the answer; they give no points here, but they "
+                       "test rules that the points this check cannot see depend on, and official grading checks the "
+                       "same answers."))
     if any(e.bonus for e, results in checked):
         words.append(_("Full marks are {total}: a bonus exercise's points come on top.").format(
             total=course.max_score_text))
