@@ -319,11 +319,13 @@ def data_section(course: Course) -> str:
 def check_reach(course: Course) -> dict[str, int]:
     """Per exercise, the points of the properties the release's self-check runs (its public
     properties that need no reference: :func:`public_suite`), as their ``points`` marks say."""
-    reach = {}
-    for exercise in course.exercises:
-        text = public_suite(course.path(exercise.suite).read_text(encoding="utf-8"))[0]
-        reach[exercise.module] = sum(_points(node) for node in _tests(ast.parse(text).body))
-    return reach
+    return {e.module: suite_points(public_suite(course.path(e.suite).read_text(encoding="utf-8"))[0])
+            for e in course.exercises}
+
+
+def suite_points(source: str) -> int:
+    """The points the tests of a suite's ``source`` carry, as their ``points`` marks say."""
+    return sum(_points(node) for node in _tests(ast.parse(source).body))
 
 
 def _points(node: _Test) -> int:
