@@ -108,7 +108,9 @@ def test_the_release_says_how_much_of_each_exercise_its_check_sees(release):
 def test_self_check_in_the_release_passes_the_reference(release, tmp_path):
     run = check(as_student(release, tmp_path / "reference"))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Official grading also runs hidden properties" in run.stdout and "Locked cases: fixed calls" in run.stdout
+    said = " ".join(run.stdout.split())
+    assert "Official grading decides the rest with properties that compare your results" in said
+    assert "Locked cases: fixed calls" in said
 
 
 def test_self_check_in_the_release_fails_a_wrong_implementation(release, tmp_path):
