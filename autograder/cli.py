@@ -36,6 +36,7 @@ COMMANDS = {  # the module that runs each command, imported when the command is 
     "nbgrader": "autograder.commands.nbgrader",
     "gradescope": "autograder.commands.gradescope",
     "mutate": "autograder.commands.mutate",
+    "new-exercise": "autograder.commands.new_exercise",
     "report": "autograder.commands.report",
     "grade-serve": "autograder.commands.serve",
 }
@@ -149,6 +150,12 @@ def _authoring(commands: Any) -> None:
     mutate.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants graded at once")
     mutate.add_argument("--sample", type=int, metavar="N", help="grade only N mutants, drawn with --seed")
     mutate.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --sample (default 0)")
+
+    new = commands.add_parser("new-exercise", help="add an exercise to the course: stub, reference, suite, texts")
+    new.add_argument("name", metavar="NAME", help="the exercise's module name (ex7_something)")
+    new.add_argument("--title", help="its title (default: the name, with spaces)")
+    new.add_argument("--points", type=int, default=10, help="what it is worth (default 10)")
+    new.add_argument("--bonus", action="store_true", help="extra credit: on top of total_points, never in it")
 
     report = commands.add_parser("report", help="one self-contained HTML page on a graded batch (the class report)")
     report.add_argument("grades", type=Path, metavar="GRADES_DIR",

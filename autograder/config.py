@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -35,7 +35,7 @@ IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 Language = Literal["en", "fa"]  # what a course can be delivered in: English (the source) and Persian
 LANGUAGES: tuple[Language, ...] = ("en", "fa")
 TEMPLATE_FIELDS = {  # the placeholders each course text of ``delivery.templates`` may use
-    "release_readme": ("title", "package", "exercise_rows", "setup", "data_section"),
+    "release_readme": ("title", "package", "exercise_rows", "setup", "data_section", "check", "reach_rows"),
     "nbgrader_howto": ("package",),
     "nbgrader_grade_cell": ("points", "module"),
 }
@@ -251,6 +251,13 @@ class Course(_Strict):
     def bonus_marks(self, modules: Collection[str] | None = None) -> int:
         """The extra credit of the exercises ``modules`` (default all): the points of the bonus ones."""
         return sum(e.points for e in self.exercises if e.bonus and (modules is None or e.module in modules))
+
+    def score_without_bonus(self, scores: Mapping[str, float]) -> float:
+        """Of the points earned per exercise (``scores``), those of the exercises that are not bonus:
+        the total that :meth:`full_marks` is the most of. Every report that shows a total shows this
+        beside the total with the bonus."""
+        bonus = {e.module for e in self.exercises if e.bonus}
+        return sum(score for module, score in scores.items() if module not in bonus)
 
     def full_marks_text(self, modules: Collection[str] | None = None) -> str:
         """The full marks of the exercises ``modules`` (default all) as reports show them: ``100``,

@@ -47,7 +47,8 @@ class ArgumentChanged(AssertionError):
 
 
 class SandboxFailure(BaseException):
-    """The property cannot go on: ``kind`` is timeout, crash, import, not_implemented, budget or protocol."""
+    """The property cannot go on: ``kind`` is timeout, crash, import, missing (the module is not in the
+    submission), not_implemented, budget or protocol."""
 
     def __init__(self, kind: str, message: str):
         self.kind = kind

@@ -21,7 +21,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from .config import Course, Limits
-from .i18n import N_, _, every_language
+from .i18n import N_, _, every_language, speaking
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,11 @@ class PropertyResult:
     @property
     def reason(self) -> str:
         """Why the property failed, in one line: a hidden property's reason (from a fixed set), or
-        the first line of a public property's message."""
+        the first line of a public property's message (of its feedback, where it has no message
+        of its own: an unreadable submission's)."""
         if self.hidden:
             return self.output.rsplit(HIDDEN_REASON, 1)[-1].strip().rstrip(".")
-        message = split_feedback(self.output)[1]
+        message = split_feedback(self.output)[1] or self.output
         return next((line.strip() for line in message.splitlines() if line.strip()), "")
 
     @property
@@ -87,9 +88,11 @@ class Grade:
     @classmethod
     def unreadable(cls, course: Course, message: str, exercises: Collection[str] | None = None) -> Grade:
         """Zero on every exercise graded (``exercises``, default all) of a submission that could not be read,
-        and why."""
+        and why: ``message``, said once in the notes, which each exercise's result points to."""
+        with speaking(course.language):
+            pointer = _("Not graded: the submission could not be read (the reason is above).")
         return cls(tuple(PropertyResult(exercise=e.module, name="submission", points=e.points, score=0, passed=False,
-                                        hidden=False, output=message)
+                                        hidden=False, output=pointer)
                          for e in course.exercises if exercises is None or e.module in exercises), (message,), None)
 
     @classmethod

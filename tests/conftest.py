@@ -1,7 +1,7 @@
 """What many test modules share: where the repository is, how to run the command line, and
 the check that the course's data was fetched.
 
-Test modules may take the fixtures (``root``, ``cli``, ``fetched``) or import the plain
+Test modules may take the fixtures (``root``, ``cli``, ``fetched``, ``course_file``) or import the plain
 names (``from tests.conftest import ROOT, COURSE, autograder``), and the leak scan that a
 student-facing folder must pass (``solution_lines``, ``hidden_properties``, ``leaks``).
 Nothing here imports the course's own packages at load time (the engine, yes):
@@ -103,6 +103,14 @@ def pytest_addoption(parser):
                      help="fail, rather than skip, a test whose course data is missing (make test fetches it first)")
     parser.addoption("--keep-screenshots", metavar="FOLDER", type=Path,
                      help="copy the screenshots the browser tests take into FOLDER (make screenshots)")
+    parser.addoption("--course-file", metavar="COURSE_YAML", type=Path, default=COURSE,
+                     help="the course tests/test_course.py checks (default: this repository's course.yaml)")
+
+
+@pytest.fixture(scope="session")
+def course_file(request) -> Path:
+    """The course file of ``--course-file``: tests/test_course.py checks it, whatever its exercises."""
+    return request.config.getoption("course_file").resolve()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from autograder.batch.gradebook import Gradebook
 from autograder.cli import main
 from autograder.config import load_course
 from autograder.engine.report import feedback_markdown
-from autograder.reports.terminal import print_grades
+from autograder.reports.terminal import grades_table, print_grades
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT
 
@@ -57,14 +57,41 @@ def test_the_grades_table_shows_the_graded_exercises_and_whole_notes_in_80_colum
     console = Console(record=True, width=80)
     grade = Grade.unreadable(course, "The submission could not be read: bad zip")
     note = "unreadable: broken.zip: not a readable zip file (File is not a zip file)"
-    print_grades(console, course, [("broken", grade, note), ("alice", Grade.joined([grade], 1.0), "2.1 s")])
+    print_grades(console, course, [("partly_wrong", grade, note), ("alice", Grade.joined([grade], 1.0), "2.1 s")])
     screen = console.export_text()
     assert "…" not in screen and max(map(len, screen.splitlines())) <= 80
-    assert " ".join(re.findall(r"│ ([^│]*?) *│$", screen, re.M)).split() == [*note.split(), "2.1", "s"]
+    lines = screen.splitlines()
+    start = next(line.index(" note") + 1 for line in lines if line.rstrip().endswith(" note"))
+    first = next(index for index, line in enumerate(lines) if "partly_wrong" in line)
+    assert " ".join(line[start:] for line in lines[first:]).split() == [*note.split(), "2.1", "s"]
     console = Console(record=True, width=80)
     print_grades(console, course, [("alice", first_only(course), "2.0 s")])
     screen = console.export_text()
     assert "ex1" in screen and "ex2" not in screen and "/20" in screen and "bonus" not in screen
+
+
+def test_every_total_is_shown_with_and_without_the_bonus_as_grades_csv_defines_them(course, tmp_path):
+    """The console's table and grades.csv: ``score`` (every point, the bonus's too) and
+    ``score_without_bonus`` (the exercises that are not bonus, out of ``max_score``)."""
+    grade = Grade(tuple(PropertyResult(e.module, "p", e.points, e.points - 1, False, False, "p\n\nwrong")
+                        for e in course.exercises), (), 1.0)
+    table = grades_table(course, [("alice", grade, "")])
+    headers = [" ".join(str(column.header).split()) for column in table.columns]
+    cells = {header: next(iter(column.cells)) for header, column in zip(headers, table.columns, strict=True)}
+    everything = sum(e.points - 1 for e in course.exercises)
+    regular = sum(e.points - 1 for e in course.exercises if not e.bonus)
+    assert cells[f"total /{course.max_score} +{course.bonus_points} bonus"] == f"{everything:g}"
+    assert cells[f"no bonus /{course.max_score}"] == f"{regular:g}" and regular < everything
+    book = Gradebook(tmp_path)
+    book.record("alice", {"digest": "d", "course_digest": "c", "seed": 1, "engine_version": "v", "isolation": "none",
+                          "max_score": course.max_score}, grade, 1.0)
+    book.write_csv(course, tmp_path / "grades.csv")
+    book.close()
+    (row,) = csv.DictReader((tmp_path / "grades.csv").open())
+    assert (row["score"], row["score_without_bonus"], row["max_score"]) == (
+        f"{everything:g}", f"{regular:g}", f"{course.max_score}")
+    only_first = grades_table(course, [("alice", first_only(course), "")])
+    assert not any("no bonus" in str(column.header) for column in only_first.columns), "no bonus graded: one total"
 
 
 def test_an_unreadable_submission_is_counted_on_the_bar_and_recorded_once(course, tmp_path):
@@ -83,6 +110,18 @@ def test_an_unreadable_submission_is_counted_on_the_bar_and_recorded_once(course
     with sqlite3.connect(out / "gradebook.sqlite") as book:
         assert book.execute("SELECT COUNT(*) FROM gradings").fetchone()[0] == 2, "another grading: another row"
     assert [r.exercise for r in rows[0][1].results] == [FIRST]
+    (row,) = csv.DictReader((out / "grades.csv").open())
+    assert (row["digest"], row["exercises"]) == ("unreadable", FIRST), "the digest is the content's alone"
+
+
+def test_an_unreadable_submission_s_feedback_gives_its_reason_once(course, tmp_path):
+    """It once repeated the reason under every exercise, seven times in all."""
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"not a zip")
+    grade_many(course, [("broken", broken)], tmp_path / "out", Console(file=open("/dev/null", "w")))
+    feedback = (tmp_path / "out" / "broken" / "feedback.md").read_text(encoding="utf-8")
+    assert feedback.count("not a readable zip file") == 1, feedback
+    assert feedback.count("Not graded: the submission could not be read") == len(course.exercises)
 
 
 def test_an_unknown_exercise_is_one_clear_error(capsys):
@@ -109,6 +148,41 @@ def test_a_replay_whose_grading_failed_is_summed_up(monkeypatch, capsys):
     assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises")]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert said in out and "score 0, 0 of 0 tests passed" in out and "results.json not kept" in out
+
+
+def test_a_replay_names_every_failure_s_reason_and_both_totals(course, monkeypatch, capsys):
+    """An unreadable submission's failure lines once ended in an empty reason; a score that
+    holds a bonus is given without it too, as grades.csv gives it."""
+    from autograder.commands import gradescope
+    from autograder.delivery.gradescope import Replay
+
+    unreadable = Grade.unreadable(course, "The submission could not be read: no exercise module")
+    monkeypatch.setattr(gradescope, "replay", lambda *args: Replay(unreadable.to_gradescope(course), 1.0, None))
+    assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("(public): Not graded: the submission could not be read (the reason is above).") == len(
+        course.exercises) == out.count("failed "), out
+    graded = Grade(tuple(PropertyResult(e.module, "p", e.points, e.points, True, False, "") for e in course.exercises),
+                   (), 1.0)
+    monkeypatch.setattr(gradescope, "replay", lambda *args: Replay(graded.to_gradescope(course), 1.0, None))
+    assert main(["--course", str(COURSE), "gradescope", "--run", str(ROOT / "exercises")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    everything = course.max_score + course.bonus_points
+    assert f"score {everything} ({course.max_score} without the bonus)," in out
+
+
+def test_a_bundle_without_the_bonus_exercise_says_nothing_of_bonus_points(course, monkeypatch, capsys, tmp_path):
+    from autograder.commands import gradescope
+
+    monkeypatch.setattr(gradescope, "build_gradescope", lambda *args: None)
+    bonus = [e.module for e in course.exercises if e.bonus]
+    for chosen, said in (([FIRST], f"give the assignment {course.full_marks([FIRST])} points."),
+                         ([], f"its {course.bonus_points} bonus points are extra credit"),
+                         (bonus, f"give the assignment 0 points (its {course.bonus_points} bonus points")):
+        assert main(["--course", str(COURSE), "gradescope", "--out", str(tmp_path / "a.zip"),
+                     *(f"--exercise={module}" for module in chosen)]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert said in out and ("bonus" in out) == (chosen != [FIRST]), out
 
 
 def test_the_top_level_help_and_grade_s_help_say_the_same_of_what_grade_takes(capsys):

@@ -13,7 +13,7 @@ from rich.console import Console
 from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
 from autograder.engine.report import feedback_markdown, write_reports
-from autograder.reports.terminal import print_check, print_grades
+from autograder.reports.terminal import grades_table, print_check
 from autograder.results import Grade, PropertyResult
 from tests.conftest import ROOT
 
@@ -45,12 +45,8 @@ def test_reports_show_the_bonus_beside_the_full_marks(course, tmp_path):
     grade = full_marks(course)
     text = feedback_markdown(course, "alice", grade)
     assert "**Score: 15 / 10 + 5 bonus**" in text and "## ex_extra: An extra (5 / 5 bonus)" in text
-    grades = Console(record=True, width=250)
-    print_grades(grades, course, [("alice", grade, "")])
-    lines = grades.export_text().splitlines()
-    header = [[cell.strip() for cell in line.split("┃")[1:-1]] for line in lines if line[:1] == "┃"]
-    columns = [" ".join(filter(None, column)) for column in zip(*header, strict=True)]  # each header, its lines joined
-    assert "ex_extra /5 bonus" in columns and "total /10 +5 bonus" in columns, columns
+    columns = [" ".join(str(column.header).split()) for column in grades_table(course, [("alice", grade, "")]).columns]
+    assert "ex_extra /5 bonus" in columns and "total /10 +5 bonus" in columns and "no bonus /10" in columns, columns
     console = Console(record=True, width=250)
     print_check(console, course, grade)
     screen = console.export_text()
@@ -71,3 +67,4 @@ def test_gradescope_score_may_pass_the_full_marks_and_grades_csv_has_the_bonus_c
     book.close()
     (row,) = csv.DictReader((tmp_path / "grades.csv").open())
     assert row["score"] == "15" and row["max_score"] == "10" and row["ex_extra"] == "5" and row["ex_sum"] == "10"
+    assert row["score_without_bonus"] == "10"

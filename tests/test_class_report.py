@@ -168,20 +168,26 @@ def test_report_shares_counterexamples_bonus_and_privacy_note(grades, tmp_path):
         assert f'<section id="{section}">' in page
 
 
-def test_scores_count_every_submission_of_grades_csv_with_the_bonus_in_the_total(grades, tmp_path):
+def test_scores_count_every_submission_of_grades_csv_with_and_without_the_bonus(grades, tmp_path):
     """One definition of each number on the page and in grades.csv: every submission counts
-    (an unreadable one at 0), and a total is every point earned, bonus included."""
+    (an unreadable one at 0); a total is every point earned, bonus included (``score``), and
+    beside it the points of the exercises that are not bonus (``score_without_bonus``)."""
     import csv
 
     out = tmp_path / "report.html"
     build_report(load_course(COURSE), grades, out)
     page = out.read_text(encoding="utf-8")
     with open(grades / "grades.csv", newline="", encoding="utf-8") as table:
-        csv_totals = {row["submission"]: row["score"] for row in csv.DictReader(table)}
-    page_totals = dict(re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)"', page))
-    assert page_totals == csv_totals and page_totals["bob"] == "25"  # 15 of ex1 and the 10 of the bonus
+        rows = list(csv.DictReader(table))
+    found = re.findall(r'<tr class="submission" data-name="([^"]+)" data-total="([^"]+)" '
+                       r'data-without-bonus="([^"]+)"', page)
+    assert {name: (total, regular) for name, total, regular in found} == {
+        row["submission"]: (row["score"], row["score_without_bonus"]) for row in rows}
+    assert dict((name, total) for name, total, _ in found)["bob"] == "25"  # 15 of ex1 and the 10 of the bonus
+    assert dict((name, regular) for name, _, regular in found)["bob"] == "15"
     assert "(n = 6)" in page and "unreadable submissions count with 0 points (here 1)" in page
-    assert "bonus included" in page and "Total (without bonus)" not in page
+    assert "bonus included" in page and "the score_without_bonus column of grades.csv" in page
+    assert re.search(r"Total without the bonus, out of 20: median <b>[\d.]+</b>", page)  # ex1 and the bonus graded
 
 
 def write_batch(folder: Path, grades: dict[str, Grade]) -> Path:
@@ -214,6 +220,23 @@ def test_an_untouched_stub_is_no_counterexample(tmp_path):
     top = block.split("most common smallest counterexample", 1)[1].split("</table>")[0]
     assert "ids=[7, 7, 7]" in top and '<td class="count">2</td>' in top, top
     assert "ids=[5, 5, 5]" not in block and "3 of the 5 failed on a function not written yet" in block
+
+
+def test_one_of_a_thing_is_counted_in_the_singular_and_only_what_is_shown_is_pointed_at(tmp_path):
+    """A lone submission whose only failure is a stub: "1 submission", never "1 submissions",
+    and no "counterexamples above" where none is shown."""
+    folder = write_batch(tmp_path / "grades", {"stub": Grade((PropertyResult(
+        EX, "test_merge_pair_replaces_left_to_right_without_overlap", 2, 0, False, False, STUB_WITH_EXAMPLE),),
+        ("isolation note",), 1.0)})
+    out = tmp_path / "report.html"
+    found = build_report(load_course(COURSE), folder, out)
+    page = " ".join(out.read_text(encoding="utf-8").split())
+    assert found["submissions"] == 1 and "1 submission in" in page and "among the 1 submission whose code ran" in page
+    assert not re.search(r"\b1 (submissions|pairs|students)\b", page)
+    block = page.split(f'id="ex-{EX}-test_merge_pair_replaces_left_to_right_without_overlap"')[1].split("</div>")[0]
+    assert "1 of the 1 failed on a function not written yet" in block and "above" not in block, block
+    said = autograder("report", str(folder), "--out", str(tmp_path / "again.html"))
+    assert "1 submission, 1 of 1 property failed by someone" in " ".join(said.stdout.split()), said.stdout
 
 
 def test_page_is_self_contained(grades, tmp_path):

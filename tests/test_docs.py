@@ -86,3 +86,31 @@ def test_the_site_builds_with_no_warning(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "WARNING" not in done.stderr
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_nbgrader_page_says_what_nbgrader_does_with_a_missing_exchange(tmp_path):
+    """It once said the default exchange must exist before the first release; the pinned
+    nbgrader's ``release_assignment`` makes a missing one, writable by everyone."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
+
+    release = ExchangeReleaseAssignment(coursedir=CourseDirectory())
+    release.root = str(tmp_path / "exchange")
+    release.ensure_root()
+    assert (tmp_path / "exchange").stat().st_mode & 0o777 == 0o777
+    page = " ".join((ROOT / "docs" / "nbgrader.md").read_text(encoding="utf-8").split())
+    assert "must exist before the first release" not in page
+    assert "A missing exchange is made by `nbgrader release_assignment` itself, writable by everyone" in page
+
+
+def test_the_readme_says_how_much_of_each_exercise_the_check_sees():
+    """As many points as the release's check runs (its public properties that need no reference)."""
+    from autograder.config import load_course
+    from autograder.delivery.release import check_reach
+
+    course = load_course(ROOT / "course.yaml")
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    said = {module: (int(seen), int(points))
+            for seen, points, module in re.findall(r"(\d+) of the (\d+) (?:points )?of `(\w+)`", text)}
+    assert said == {e.module: (seen, e.points) for e, seen in zip(course.exercises, check_reach(course).values(),
+                                                                   strict=True)}

@@ -51,6 +51,7 @@ STEPS = {
                          "nbgrader submit", "nbgrader autograde", "fetch_feedback", "autograder report"],
     "docs/gradescope.md": ["gradescope --out autograder.zip", "--exercise ex1_merge_tracing"],
     "docs/course-notes.md": ["registry list"],
+    "docs/authors.md": ["new-exercise"],
 }
 # page -> the text that picks out a block -> the page that shows the same block, whose scenario runs it
 SAME = {
@@ -170,7 +171,8 @@ def test_the_readme_s_instructor_and_student_path(place):
     for name in ("alice", "bob", "carol"):
         assert (grades / name / "results.json").is_file() and (grades / name / "feedback.md").is_file()
     rows = {row["submission"]: row for row in csv.DictReader((grades / "grades.csv").open())}
-    assert rows["alice"]["score"] == "110" and rows["alice"]["max_score"] == "100"
+    assert rows["alice"]["score"] == f"{COURSE.max_score + COURSE.bonus_points}"
+    assert rows["alice"]["max_score"] == rows["alice"]["score_without_bonus"] == f"{COURSE.max_score}"
     assert rows["carol"]["score"] == "0" and rows["carol"]["note"].startswith("unreadable: ")
     assert "could not be read" in (grades / "carol" / "feedback.md").read_text()
 
@@ -192,6 +194,21 @@ def test_the_release_page_s_weekly_hand_in(place):
     assert rows["alice"][FIRST] == "20" and all(rows["alice"][e.module] == "" for e in COURSE.exercises[1:])
     feedback = (grades / "alice" / "feedback.md").read_text(encoding="utf-8")
     assert "**Score: 20 / 20**" in feedback and f"Only {FIRST} was graded" in feedback
+
+
+def test_the_authors_page_s_new_exercise(place, tmp_path):
+    """The scaffold as the page runs it, in a copy of the course (it writes into the course):
+    the exercise is in the course file, its points in the full marks (tests/test_new_exercise.py
+    grades it and runs the course checks on it)."""
+    from tests.test_new_exercise import course_copy
+
+    copy = course_copy(tmp_path / "course")
+    (tmp_path / "course" / ".venv").symlink_to(ROOT / ".venv")
+    said = " ".join(run("docs/authors.md", "new-exercise", place, cwd=tmp_path / "course").split())
+    course = load_course(copy)
+    (added,) = [e for e in course.exercises if e.module not in {e.module for e in COURSE.exercises}]
+    assert course.max_score == COURSE.max_score + added.points and "docs/authors.md's checklist" in said, said
+    assert (tmp_path / "course" / "suites" / f"{added.module}.py").is_file()
 
 
 def test_the_course_notes_real_tokenizers(place):
@@ -238,7 +255,7 @@ def test_the_nbgrader_page_from_the_course_to_the_export(place):
     assert "Out[" not in page_text.split(f'id="{FIRST}_grade"')[-1], "the bare score shows under the feedback"
 
     said = run(page, "autograder report", place, variables=variables)
-    assert (nbcourse / "report.html").is_file() and "1 submissions" in " ".join(said.split())
+    assert (nbcourse / "report.html").is_file() and "1 submission," in " ".join(said.split())
 
 
 def test_the_gradescope_page(place):
@@ -247,8 +264,9 @@ def test_the_gradescope_page(place):
     said = " ".join(run(page, "gradescope --out autograder.zip", place).split())
     assert (course / "autograder.zip").is_file()
     kept = course / "replay" / "results" / "results.json"
-    assert f"results.json kept in {kept}" in said and "score 110" in said
-    assert json.loads(kept.read_text())["score"] == 110
+    full = COURSE.max_score + COURSE.bonus_points
+    assert f"results.json kept in {kept}" in said and f"score {full} ({COURSE.max_score} without the bonus)" in said
+    assert json.loads(kept.read_text())["score"] == full
 
     said = " ".join(run(page, "--exercise ex1_merge_tracing", place).split())
     kept = course / "replay-ex1" / "results" / "results.json"

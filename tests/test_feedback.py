@@ -47,6 +47,8 @@ def student_error(type_name: str, mro: list[str], message: str = "", traceback: 
     (SandboxFailure("crash", "killed"), "crashed"),
     (SandboxFailure("protocol", "the answer was larger than 8 MB"), "crashed"),
     (SandboxFailure("import", "f([1, 2]) failed with LEAK: [1, 2]"), "could not be imported"),
+    (SandboxFailure("missing", "exercises.ex1 is missing from the submission"),
+     "exercises.ex1 is missing from the submission"),
     (SandboxFailure("not_implemented", "f: not implemented yet"), "not implemented yet"),
     (SandboxFailure("budget", "used up"), "time budget used up"),
     (AttributeError("no f"), "a name is missing"),
@@ -143,6 +145,20 @@ def test_self_check_says_what_its_numbers_mean():
     assert "locked case" not in screen_of(Grade((result(EX1, "p", 2, True),), (), 0.0)).lower()
 
 
+def test_self_check_says_how_much_of_each_exercise_it_sees():
+    """A wrong merge_pair once showed "2 of 2 points" with nothing to say that ex1 is worth 20:
+    the words under the table name each exercise's share, and what decides the rest."""
+    course = load_course(ROOT / "course.yaml")
+    grade = Grade((result(EX1, "p", 2, True), result(EX2, "q", 25, True)), (), 0.0)
+    for release, rest in ((False, "decides the rest with hidden properties"),
+                          (True, "decides the rest with properties that compare your results with the reference")):
+        console = Console(record=True, width=250)
+        print_check(console, course.model_copy(update={"solutions": None} if release else {}), grade)
+        screen = " ".join(console.export_text().split())
+        assert "What this check sees: its properties are worth 2 of the 20 points of ex1_merge_tracing." in screen
+        assert rest in screen and "of ex2_special_tokens" not in screen, screen  # all of ex2 is seen
+
+
 def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progress_first():
     untouched = [result(EX1, f"p{i}", 1, False, NOT_WRITTEN, blocked=True) for i in range(3)]
     in_progress = [result(EX2, "a", 2, True), result(EX2, "b", 2, False, "B holds.\n\nb(1): expected 2, got 3")]
@@ -151,6 +167,24 @@ def test_self_check_says_once_what_is_not_written_and_puts_the_exercise_in_progr
     assert screen.count("get_pair_counts is not implemented yet") == 1
     assert "ex1_merge_tracing.get_pair_counts is not implemented yet: p0, p1, p2" in screen
     assert "check --exercise ex2_special_tokens checks it alone" in screen
+
+
+@pytest.mark.parametrize("language", ["en", "fa"])
+def test_the_closing_tip_is_the_command_the_release_readme_teaches(language):
+    """It once printed ``python -m autograder check --exercise …``, which outside an activated
+    venv stops with "No module named 'rich'"; the README runs the venv's Python by its path."""
+    from autograder import STUDENT_COMMAND
+    from autograder.delivery.release import student_readme
+
+    course = load_course(ROOT / "course.yaml").model_copy(update={"language": language})
+    in_progress = [result(EX2, "a", 2, True), result(EX2, "b", 2, False, "B holds.\n\nb(1): expected 2, got 3"),
+                   result(EX1, "p", 1, False, NOT_WRITTEN, blocked=True)]
+    console = Console(record=True, width=250)
+    print_check(console, course, Grade(tuple(in_progress), (), 0.0))
+    screen = console.export_text()
+    assert f"{STUDENT_COMMAND} check --exercise {EX2}" in screen
+    assert " python -m autograder" not in screen.replace(STUDENT_COMMAND, "")
+    assert f"{STUDENT_COMMAND} check --exercise {course.exercises[0].module}" in student_readme(course)
 
 
 def test_feedback_says_once_what_is_not_written():
@@ -165,6 +199,18 @@ def test_feedback_says_once_what_is_not_written():
     assert ("- FAILED (0/3) ex1_merge_tracing.get_pair_counts is not implemented yet: `p0`, `p1`, `p2`\n"
             "- FAILED (0/2) hidden, not implemented yet: `h0`, `h1`\n"
             "- FAILED (0/2) `r`\n\n  ```text\n  R holds.\n  \n  r(1): expected 2, got 3\n  ```") in text
+
+
+def test_a_missing_module_reads_the_same_on_public_and_hidden_properties(tmp_path):
+    """The public ones once said "missing" and the hidden ones "could not be imported"."""
+    (tmp_path / "grace" / "exercises").mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / f"{EX1}.py", tmp_path / "grace" / "exercises")
+    run = autograder("grade", str(tmp_path / "grace"), "--out", str(tmp_path / "out"), "--exercise", EX2)
+    assert run.returncode == 0, run.stderr
+    feedback = (tmp_path / "out" / "grace" / "feedback.md").read_text(encoding="utf-8")
+    lines = [line for line in feedback.splitlines() if line.startswith("- FAILED")]
+    said = f"exercises.{EX2} is missing from the submission:"
+    assert len(lines) == 2 and said in lines[0] and f"hidden, {said}" in lines[1], lines
 
 
 def hostile_submission(folder: Path) -> Path:

@@ -15,10 +15,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from autograder.config import load_course
 from autograder.delivery.gradescope import SCHEMA
-from tests.conftest import ROOT, autograder
+from tests.conftest import COURSE, ROOT, autograder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
+
+THE_COURSE = load_course(COURSE)
+FULL = THE_COURSE.max_score + THE_COURSE.bonus_points  # what full marks score, the bonus included
 
 
 # Gradescope's documented results.json format, as the engine ships it for `gradescope --run`.
@@ -73,7 +77,8 @@ def test_the_bundle_holds_the_scripts_and_the_whole_course(bundle):
 def test_a_correct_submission_scores_full_marks(bundle, tmp_path):
     results, seconds = graded(bundle, tmp_path, ROOT / "solutions")
     print(f"run_autograder on the reference: {seconds:.1f} s")
-    assert results["score"] == 110  # 100 + 10 bonus: Gradescope takes a score above the maximum as extra credit
+    # the bonus included: Gradescope takes a score above the maximum as extra credit
+    assert results["score"] == FULL
     assert all(test["status"] == "passed" for test in results["tests"])
     assert "Student code ran in a sandbox" in results["output"]
 
@@ -89,13 +94,13 @@ def test_setup_records_the_examples_that_each_grading_then_replays(bundle, tmp_p
     made = {path.name: path.stat().st_mtime_ns for path in recorded.glob("*.json")}
     assert len(made) > 50 and not (tmp_path / "image" / "results").exists()
     results, _ = graded(bundle, tmp_path / "graded", ROOT / "solutions", env=cache)
-    assert results["score"] == 110
+    assert results["score"] == FULL
     assert {path.name: path.stat().st_mtime_ns for path in recorded.glob("*.json")} == made
 
 
 def test_a_wrong_submission_loses_points(bundle, tmp_path):
     results, _ = graded(bundle, tmp_path, ROOT / "samples" / "partly_wrong")
-    assert 0 < results["score"] < 100
+    assert 0 < results["score"] < THE_COURSE.max_score
     assert {t["status"] for t in results["tests"]} == {"passed", "failed"}
 
 

@@ -147,12 +147,13 @@ def test_batch_with_hostile_submissions_completes_and_touches_nothing_else(tmp_p
     assert run.returncode == 0, run.stdout + run.stderr
     scores = {line.split(",")[0]: float(line.split(",")[1])
               for line in (out / "grades.csv").read_text().splitlines()[1:]}
-    assert scores["honest"] == 110  # 100 + 10 bonus
-    assert scores["syntax"] == 90
+    full = COURSE.max_score + COURSE.bonus_points  # the bonus included
+    assert scores["honest"] == full
+    assert scores["syntax"] == full - COURSE.exercise(EXERCISE).points
     assert scores["escape"] == 0
     assert "points outside the submission" in (out / "escape" / "feedback.md").read_text()
     assert scores["linked"] == 0 and "links" in (out / "linked" / "feedback.md").read_text()
-    assert 90 <= scores["forger"] < 110
+    assert full - COURSE.exercise(EXERCISE).points <= scores["forger"] < full
     assert '"score": 100, "tests": []' not in (out / "honest" / "results.json").read_text()
     assert not (tmp_path / "outside.py").exists() and not (subs.parent.parent / "outside.py").exists()
     assert tree_digest(ROOT) == before

@@ -89,10 +89,28 @@ def test_the_release_readme_says_how_to_fetch_the_data_and_where_tiktoken_finds_
     assert "verified 2 assets: corpus, cl100k_base" in capsys.readouterr().err
 
 
+def test_the_release_says_how_much_of_each_exercise_its_check_sees(release):
+    """The README's table of the check's reach is what the check runs: each exercise's public
+    properties' points, as the check's own table counts them on the stubs."""
+    course = load_course(ROOT / "course.yaml")
+    readme = (release / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| (\d+) \| \d+(?: bonus)? \|$", readme, re.M))
+    assert list(rows) == [e.module for e in course.exercises], readme
+    screen = " ".join(check(release).stdout.split())
+    for exercise in course.exercises:
+        seen = int(rows[exercise.module])
+        assert re.search(rf"{exercise.module} │ {exercise.points_text} │ 0 of {seen} points", screen), screen
+        if seen < exercise.points:
+            assert f"{seen} of the {exercise.points} points of {exercise.module}" in screen
+    assert int(rows["ex1_merge_tracing"]) < 20, "the issue's case: the check sees a tenth of exercise 1"
+
+
 def test_self_check_in_the_release_passes_the_reference(release, tmp_path):
     run = check(as_student(release, tmp_path / "reference"))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Official grading also runs hidden properties" in run.stdout and "Locked cases: fixed calls" in run.stdout
+    said = " ".join(run.stdout.split())
+    assert "Official grading decides the rest with properties that compare your results" in said
+    assert "Locked cases: fixed calls" in said
 
 
 def test_self_check_in_the_release_fails_a_wrong_implementation(release, tmp_path):
@@ -107,6 +125,14 @@ def test_self_check_in_the_release_fails_a_wrong_implementation(release, tmp_pat
     sections = run.stdout.split("─" * 3)  # the failures come after a rule per exercise
     failed = [section for section in sections if "✗ locked case" in section]
     assert len(failed) == 1 and "ex3_wordpiece" in failed[0] and "differs from the reference's" in failed[0], run.stdout
+    # the closing tip, run as printed in the release with its venv, as its README sets one up
+    tip = re.search(r"Working on one exercise\? (.+) checks it alone\.", run.stdout)
+    assert tip and tip.group(1).endswith("check --exercise ex3_wordpiece"), run.stdout
+    (tmp_path / "wrong" / ".venv").symlink_to(ROOT / ".venv")
+    again = subprocess.run(["bash", "-c", tip.group(1)], cwd=tmp_path / "wrong", capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"}, timeout=600)
+    assert again.returncode == 1 and "No module named" not in again.stderr, again.stdout + again.stderr
+    assert "ex3_wordpiece" in again.stdout and "ex1_merge_tracing" not in again.stdout, again.stdout
 
 
 def test_a_failed_locked_case_names_the_call_whose_answer_differs(release, tmp_path):

@@ -94,8 +94,7 @@ class _Batch:
         where = elsewhere.isolation if elsewhere is not None else isolation().describe()
         self.common = {"course_digest": course_digest(course), "seed": course.hypothesis.seed,
                        "engine_version": __version__, "isolation": where,
-                       "max_score": course.full_marks(options.exercises)}
-        self.chosen = "".join(f" {module}" for module in options.exercises or ())
+                       "max_score": course.full_marks(options.exercises), "exercises": options.exercises}
 
     def stage(self, name: str, staged: Staged | SubmissionError) -> None:
         """Take one staged submission to grade; one that could not be read is graded unreadable
@@ -104,7 +103,7 @@ class _Batch:
         if isinstance(staged, SubmissionError):
             self._unreadable(name, folder, staged)
             return
-        key = {**self.common, "digest": staged.digest + self.chosen}
+        key = {**self.common, "digest": staged.digest}
         if not self.options.force and self.book.is_current(name, key) and (folder / "results.json").is_file():
             self.rows[name] = (name, read_results(folder), "unchanged, skipped")
             staged.remove()
@@ -113,7 +112,7 @@ class _Batch:
 
     def _unreadable(self, name: str, folder: Path, error: SubmissionError) -> None:
         note = f"unreadable: {error}"  # the same unreadable file on a rerun adds no gradebook row
-        key = {**self.common, "digest": "unreadable" + self.chosen}
+        key = {**self.common, "digest": "unreadable"}
         if self.options.force or not self.book.is_current(name, key, note) or not (folder / "results.json").is_file():
             grade = Grade.unreadable(self.course, f"The submission could not be read: {error}", self.options.exercises)
             write_reports(self.course, folder, name, grade)

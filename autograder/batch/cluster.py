@@ -37,6 +37,7 @@ from __future__ import annotations
 import atexit
 import os
 import socket
+import ssl
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -97,11 +98,15 @@ def connect(address: str, course: Course, unsafe: bool, certificates: Path | Non
     try:
         security = client_security(address, certificates, unsafe_tcp)
         _answers(address)
-        client = Client(address, security=security, timeout="20s")
     except OSError as error:
         raise GraderError(f"no Dask scheduler answers at {address}: {error}") from None
     except ValueError as error:  # distributed's word for an address it cannot parse
         raise GraderError(f"--cluster {address!r} is not a scheduler address like tls://HOST:8786: {error}") from None
+    try:
+        client = Client(address, security=security, timeout="20s")
+    except OSError as error:  # something listens there, but would not speak with this client
+        said = f" Dask said: {error}" if str(error) else ""
+        raise GraderError(f"the scheduler at {address} dropped this client: {_likely_cause(address)}.{said}") from None
     digest = course_digest(course)
     answers = client.run(worker_problem, str(course.file), digest, unsafe)
     problems = {worker: answer for worker, answer in sorted(answers.items()) if answer}
@@ -124,6 +129,40 @@ def _answers(address: str) -> None:
     if scheme in ("tcp", "tls"):
         with socket.create_connection(parse_host_port(where), timeout=20):
             pass
+
+
+def _likely_cause(address: str) -> str:
+    """Why a scheduler that listens at ``address`` would drop this client, as far as one TLS
+    handshake tells: the address's scheme is not what the scheduler speaks, or it does not take
+    the certificates given."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, where = parse_address(address)
+    tls = _speaks_tls(*parse_host_port(where))
+    if scheme == "tcp" and tls:
+        return (f"it speaks TLS, as a scheduler started with --protocol tls does: use tls://{where} with "
+                "--cluster-certs DIR, the folder its certificates came from")
+    if scheme == "tcp":
+        return "it may be no Dask scheduler, or one of another Dask version than this one"
+    if not tls:
+        return (f"it does not speak TLS, as a scheduler started without --protocol tls does not: start it with "
+                f"--protocol tls and the certificates of `cluster-certs`, or use tcp://{where} on this machine")
+    return "it does not take the certificates of --cluster-certs: give the folder its own certificates came from"
+
+
+def _speaks_tls(host: str, port: int) -> bool:
+    """Whether a TLS handshake with ``host:port`` goes through (the certificate unchecked: this
+    only asks what the other side speaks)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=10) as raw, context.wrap_socket(raw, server_hostname=host):
+            return True
+    except ssl.SSLError as error:  # an alert from a server that wants a certificate: TLS all the same
+        return "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error)
+    except OSError:
+        return False
 
 
 def worker_isolation() -> str:

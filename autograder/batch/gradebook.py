@@ -1,9 +1,10 @@
 """The gradebook: a SQLite record of every grading run, and ``grades.csv`` made from it.
 
-Each run stores the submission's name and content hash, the course's seed, the engine
-version, a hash of the course (its course file, suites and solutions), the isolation
-mode, the time taken and the per-test results. A submission whose latest grading has the
-same hashes, seed and engine version is already graded and can be skipped.
+Each run stores the submission's name and content hash, the exercises graded (``all``, or
+those ``grade --exercise`` chose), the course's seed, the engine version, a hash of the course
+(its course file, suites and solutions), the isolation mode, the time taken and the per-test
+results. A submission whose latest grading has the same hashes, exercises, seed and engine
+version is already graded and can be skipped.
 
 ``grades.csv`` is opened in spreadsheets, which run a cell starting with ``=``, ``+``, ``-``
 or ``@`` as a formula; a submission's name comes from a student, so such a cell is written
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS gradings (
     max_score REAL NOT NULL,
     seconds REAL NOT NULL,
     graded_at TEXT NOT NULL,
-    note TEXT NOT NULL DEFAULT ''
+    note TEXT NOT NULL DEFAULT '',
+    exercises TEXT NOT NULL DEFAULT 'all'
 );
 CREATE TABLE IF NOT EXISTS results (
     grading_id INTEGER NOT NULL REFERENCES gradings(id),
@@ -58,6 +60,8 @@ class Gradebook:
         columns = {row[1] for row in self.connection.execute("PRAGMA table_info(gradings)")}
         if "note" not in columns:  # a gradebook written before notes were kept
             self.connection.execute("ALTER TABLE gradings ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+        if "exercises" not in columns:  # one written when the digest carried them: its rows are graded again
+            self.connection.execute("ALTER TABLE gradings ADD COLUMN exercises TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self.connection.close()
@@ -65,21 +69,23 @@ class Gradebook:
     def is_current(self, name: str, key: dict, note: str | None = None) -> bool:
         """Whether ``name``'s latest grading was done with exactly this key (and ``note``, if given)."""
         row = self.connection.execute(
-            "SELECT digest, course_digest, seed, engine_version, note FROM gradings "
+            "SELECT digest, exercises, course_digest, seed, engine_version, note FROM gradings "
             "WHERE submission = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
-        wanted = (key["digest"], key["course_digest"], key["seed"], key["engine_version"])
-        return row is not None and row[:4] == wanted and note in (None, row[4])
+        wanted = (key["digest"], graded(key), key["course_digest"], key["seed"], key["engine_version"])
+        return row is not None and row[:5] == wanted and note in (None, row[5])
 
     def record(self, name: str, key: dict, grade: Grade, seconds: float, note: str = "") -> None:
         """Store one grading. ``key`` is what decides it (:meth:`is_current`'s) and what the row keeps
         beside: the sandbox it ran in (``isolation``) and the full marks of what it graded
-        (``max_score``). ``note`` (it goes to grades.csv) says why a submission was not graded, or
-        what staging noticed in it (a copied notebook cell, skipped links)."""
+        (``max_score``); its ``exercises`` are those graded, all if it names none. ``note`` (it goes
+        to grades.csv) says why a submission was not graded, or what staging noticed in it (a
+        copied notebook cell, skipped links)."""
         with self.connection:
             cursor = self.connection.execute(
-                "INSERT INTO gradings (submission, digest, course_digest, seed, engine_version, isolation,"
-                " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, key["digest"], key["course_digest"], key["seed"], key["engine_version"], key["isolation"],
+                "INSERT INTO gradings (submission, digest, exercises, course_digest, seed, engine_version, isolation,"
+                " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, key["digest"], graded(key), key["course_digest"], key["seed"], key["engine_version"],
+                 key["isolation"],
                  grade.score, key["max_score"], round(seconds, 3),
                  datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), note))
             self.connection.executemany(
@@ -87,22 +93,31 @@ class Gradebook:
                 [(cursor.lastrowid, r.exercise, r.title, r.score, r.points, r.status) for r in grade.results])
 
     def write_csv(self, course: Course, path: Path) -> None:
-        """One row per submission (its latest grading): its score (bonus included) and full marks
-        (bonus not included) over the exercises graded, each exercise's score (empty where that
-        grading left the exercise out: ``grade --exercise``), and a note."""
+        """One row per submission (its latest grading): its score (bonus included), its score without
+        the bonus and full marks (bonus not included) over the exercises graded
+        (:meth:`~autograder.config.Course.score_without_bonus`), each exercise's score (empty where that
+        grading left the exercise out: ``grade --exercise``), the submission's content hash, the
+        exercises graded (``all``, or their modules) and a note."""
         latest = self.connection.execute(
-            "SELECT id, submission, digest, score, max_score, graded_at, note FROM gradings WHERE id IN "
+            "SELECT id, submission, digest, exercises, score, max_score, graded_at, note FROM gradings WHERE id IN "
             "(SELECT MAX(id) FROM gradings GROUP BY submission) ORDER BY submission").fetchall()
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["submission", "score", "max_score", *(e.module for e in course.exercises),
-                             "digest", "graded_at", "note"])
-            for grading_id, name, digest, score, max_score, graded_at, note in latest:
+            writer.writerow(["submission", "score", "score_without_bonus", "max_score",
+                             *(e.module for e in course.exercises),
+                             "digest", "exercises", "graded_at", "note"])
+            for grading_id, name, digest, exercises, score, max_score, graded_at, note in latest:
                 scores = dict(self.connection.execute(
                     "SELECT exercise, SUM(score) FROM results WHERE grading_id = ? GROUP BY exercise", (grading_id,)))
-                writer.writerow(map(as_text, [name, f"{score:g}", f"{max_score:g}",
+                writer.writerow(map(as_text, [name, f"{score:g}", f"{course.score_without_bonus(scores):g}",
+                                              f"{max_score:g}",
                                               *(f"{scores[e.module]:g}" if e.module in scores else ""
-                                                for e in course.exercises), digest, graded_at, note]))
+                                                for e in course.exercises), digest, exercises, graded_at, note]))
+
+
+def graded(key: dict) -> str:
+    """The exercises a gradebook key names as the gradings table keeps them: their modules, or ``all``."""
+    return " ".join(key.get("exercises") or ()) or "all"
 
 
 def as_text(cell: object) -> str:

@@ -134,8 +134,11 @@ def _cells(content: bytes | str) -> list[dict]:
     """The notebook's cells, read as plain JSON (nbformat 4; nothing is executed)."""
     try:
         notebook = json.loads(content)
+    except json.JSONDecodeError as error:  # its own words end in "(char N)": said here without them
+        raise NotebookError(f"not a notebook: the file is not valid JSON: {error.msg} at line {error.lineno}, "
+                            f"column {error.colno}") from None
     except (ValueError, UnicodeDecodeError) as error:
-        raise NotebookError(f"not a notebook: the file is not valid JSON ({error})") from None
+        raise NotebookError(f"not a notebook: the file is not valid JSON: {error}") from None
     except RecursionError:
         raise NotebookError("not a notebook: its JSON nests too deep") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None

@@ -8,14 +8,14 @@ import argparse
 from rich.console import Console
 
 from ..config import Course
-from ..reports.class_report.page import build_report
+from ..reports.class_report.page import build_report, counted
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     found = build_report(course, args.grades, args.out, args.submissions, args.anonymise, args.threshold)
     similar = ("code similarity left out (no --submissions)" if found["pairs"] is None
-               else f"{found['pairs']} similar pairs at {args.threshold:g} or more")
-    console.print(f"Class report written to [bold]{args.out}[/]: {found['submissions']} submissions, "
-                  f"{found['failing']} of {found['properties']} properties failed by someone, {similar}. "
-                  "It holds student data.", highlight=False)
+               else f"{counted(found['pairs'], 'similar pair')} at {args.threshold:g} or more")
+    console.print(f"Class report written to [bold]{args.out}[/]: {counted(found['submissions'], 'submission')}, "
+                  f"{found['failing']} of {counted(found['properties'], 'property', 'properties')} "
+                  f"failed by someone, {similar}. It holds student data.", highlight=False)
     return 0

@@ -35,7 +35,7 @@ from typing import TypeGuard
 
 import yaml
 
-from .. import suite_texts
+from .. import STUDENT_COMMAND, VENV_PYTHON, suite_texts
 from ..authoring.locked.seal import seal
 from ..config import Course, load_course
 from ..errors import GraderError
@@ -337,13 +337,38 @@ def data_section(course: Course) -> str:
     return fill(template(course, "data_section.md"), files=f" ({files})" if files else "", command=command, where=where)
 
 
+def check_reach(course: Course) -> dict[str, int]:
+    """Per exercise, the points of the properties the release's self-check runs (its public
+    properties that need no reference: :func:`public_suite`), as their ``points`` marks say."""
+    return {e.module: suite_points(public_suite(course.path(e.suite).read_text(encoding="utf-8"))[0])
+            for e in course.exercises}
+
+
+def suite_points(source: str) -> int:
+    """The points the tests of a suite's ``source`` carry, as their ``points`` marks say."""
+    return sum(_points(node) for node in _tests(ast.parse(source).body))
+
+
+def _points(node: _Test) -> int:
+    """What a test's ``points(n)`` mark (or ``pytest.mark.points(n)``) gives; a class's, its tests'."""
+    if isinstance(node, ast.ClassDef):
+        return sum(_points(test) for test in _tests(node.body))
+    return sum(mark.args[0].value for mark in node.decorator_list
+               if isinstance(mark, ast.Call) and ast.unparse(mark.func).split(".")[-1] == "points"
+               and mark.args and isinstance(mark.args[0], ast.Constant) and isinstance(mark.args[0].value, int))
+
+
 def student_readme(course: Course) -> str:
-    """The README of the release: what is where, self-check, the data to fetch, submission."""
+    """The README of the release: what is where, self-check (and how much of each exercise it
+    sees: :func:`check_reach`), the data to fetch, submission."""
     rows = "\n".join(f"| `{e.module}` | {title(course, e)} | {points_text(course, e)} |" for e in course.exercises)
+    reach = check_reach(course)
+    reach_rows = "\n".join(f"| `{e.module}` | {reach[e.module]} | {points_text(course, e)} |" for e in course.exercises)
     locks = lock_files(course)
     install = "".join(f" -r {p}" for p in locks)
-    setup = (f"python3 -m venv .venv\n.venv/bin/python -m pip install{install}\n" if locks else
+    setup = (f"python3 -m venv .venv\n{VENV_PYTHON} -m pip install{install}\n" if locks else
              "python3 -m venv .venv   # then install what your instructor names\n")
     return markdown(course, course_text(course, "release_readme", title=title(course), package=course.package,
                                         exercise_rows=rows, setup=setup, data_section=data_section(course),
-                                        first_module=course.exercises[0].module))
+                                        first_module=course.exercises[0].module, check=f"{STUDENT_COMMAND} check",
+                                        reach_rows=reach_rows))

@@ -63,7 +63,7 @@ def description(function: Any) -> str:
 def is_blocked(error: BaseException | None) -> bool:
     """Whether the student's code stopped the property before it could judge an answer
     (:attr:`~autograder.results.PropertyResult.blocked`)."""
-    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "budget")
+    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "missing", "budget")
 
 
 def innermost(error: BaseException | None) -> BaseException | None:
@@ -80,9 +80,11 @@ SANDBOX_REASONS = {"timeout": N_("timed out"), "crash": N_("crashed"), "protocol
 
 def hidden_reason(error: BaseException | None) -> str:
     """A hidden property's reason, from a closed set: nothing the student's code chose (an
-    exception's name or message) may reach it, or it could spell out the hidden inputs."""
+    exception's name or message) may reach it, or it could spell out the hidden inputs. A module
+    missing from the submission is said as the public properties say it: the engine's words
+    and the course's module name, which no input shapes."""
     if isinstance(error, SandboxFailure):
-        return _(SANDBOX_REASONS.get(error.kind, N_("failed")))
+        return str(error) if error.kind == "missing" else _(SANDBOX_REASONS.get(error.kind, N_("failed")))
     if isinstance(error, StudentError):
         if is_builtin_exception(error):
             return _("raised {error}").format(error=error.type_name)

@@ -424,7 +424,7 @@ class Session:
         error = StudentError(call, info)
         if message["op"] == "import":
             if error.is_a("ModuleNotFoundError") and f"'{message['module']}'" in error.message:
-                return SandboxFailure("import",
+                return SandboxFailure("missing",
                                       _("{module} is missing from the submission").format(module=message["module"]))
             where = error.traceback.strip() or error.message
             failed = _("{call} failed with {error}: {message}").format(call=call, error=error.type_name,

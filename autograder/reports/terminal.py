@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .. import STUDENT_COMMAND
 from ..config import Course, Exercise
 from ..engine.report import cause, entries, is_locked, shown_name
 from ..i18n import _, in_course_language, ngettext
@@ -61,7 +62,7 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     working = [e.module for e, results in checked if not all(r.passed for r in results)]
     if len(checked) > 1 and working:
         console.print("\n" + _("Working on one exercise? {command} checks it alone.").format(
-            command=f"[bold]python -m autograder check --exercise {working[0]}[/]"), highlight=False)
+            command=f"[bold]{STUDENT_COMMAND} check --exercise {working[0]}[/]"), highlight=False)
     if grade.notes_text:
         console.print()
         console.print(grade.notes_text, markup=False, highlight=False)
@@ -88,13 +89,22 @@ def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResu
     """The table's numbers in words, said once under it."""
     words = [_("Public properties: the properties this check runs, and the points they give out of what they are "
                "worth.")]
-    if any(sum(r.points for r in results if not is_locked(r)) < e.points for e, results in checked):
-        words.append(_("Official grading also runs hidden properties, which make up the rest of an exercise's "
-                       "points (the points column): full public points do not mean full marks."))
+    seen = [(e, sum(r.points for r in results if not is_locked(r))) for e, results in checked]
+    partial = [(e, points) for e, points in seen if points < e.points]
+    if partial:
+        words.append(_("What this check sees: its properties are worth {shares}.").format(shares=_(", ").join(
+            _("{seen} of the {points} points of {module}").format(seen=points, points=e.points, module=e.module)
+            for e, points in partial)))
+        words.append(_("Official grading decides the rest with properties that compare your results with the "
+                       "reference solutions' and with hidden properties: full public points do not mean full marks.")
+                     if course.is_release else
+                     _("Official grading decides the rest with hidden properties: full public points do not mean "
+                       "full marks."))
     if locked:
         words.append(_("Locked cases: fixed calls whose answers are compared with the reference's through a salted "
-                       "hash, so you learn pass or fail but never the answer; they give no points here, and "
-                       "official grading checks the same answers."))
+                       "hash, so you learn pass or fail but never the answer; they give no points here, but they "
+                       "test rules that the points this check cannot see depend on, and official grading checks the "
+                       "same answers."))
     if any(e.bonus for e, results in checked):
         words.append(_("Full marks are {total}: a bonus exercise's points come on top.").format(
             total=course.max_score_text))
@@ -103,13 +113,20 @@ def _how_to_read(course: Course, checked: list[tuple[Exercise, list[PropertyResu
 
 
 def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade | None, str]]) -> None:
-    """The batch summary: one row per submission, one column per exercise graded (``–`` where a
-    submission's grading left it out). Headers break before "bonus" and notes wrap rather than being
-    cut, so that an 80-column terminal shows them whole."""
+    """The batch summary (:func:`grades_table`)."""
+    console.print(grades_table(course, rows))
+
+
+def grades_table(course: Course, rows: list[tuple[str, Grade | None, str]]) -> Table:
+    """One row per submission, one column per exercise graded (``–`` where a submission's grading
+    left it out), the total and, where a bonus exercise was graded beside the others, the total
+    without it (grades.csv's ``score`` and ``score_without_bonus``). Headers break before "bonus",
+    notes wrap rather than being cut, and columns are set apart by space alone, so that an
+    80-column terminal shows them whole."""
     graded = {module for _, grade, _ in rows if grade is not None for module in grade.by_exercise(course)}
     exercises = [e for e in course.exercises if e.module in graded] or list(course.exercises)
     modules = [e.module for e in exercises]
-    table = Table(title=f"{course.title}: grades")
+    table = Table(title=f"{course.title}: grades", box=None, header_style="bold")
     table.add_column("submission", no_wrap=True)
     labels = [module.split("_")[0] for module in modules]
     if len(set(labels)) < len(labels):
@@ -118,12 +135,16 @@ def print_grades(console: Console, course: Course, rows: list[tuple[str, Grade |
         table.add_column(f"{label}\n/{exercise.points}" + ("\nbonus" if exercise.bonus else ""), justify="right")
     total = course.full_marks_text(modules).replace(" + ", "\n+").replace(" bonus", "\nbonus")
     table.add_column(f"total\n/{total}", justify="right")
+    both = bool(course.bonus_marks(modules) and course.full_marks(modules))
+    if both:
+        table.add_column(f"no\nbonus\n/{course.full_marks(modules)}", justify="right")
     table.add_column("note", overflow="fold", min_width=12)
     for name, grade, note in rows:
         if grade is None:
-            table.add_row(name, *[""] * len(exercises), "", f"[red]{escape(note)}")
+            table.add_row(name, *[""] * (len(exercises) + 1 + both), f"[red]{escape(note)}")
             continue
         scores = grade.by_exercise(course)
-        table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules), f"{grade.score:g}",
-                      escape(note))
-    console.print(table)
+        totals = [grade.score, course.score_without_bonus({m: score for m, (score, _) in scores.items()})][:1 + both]
+        table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules),
+                      *(f"{total:g}" for total in totals), escape(note))
+    return table

@@ -70,7 +70,7 @@ def load_batch(folder: Path) -> list[Entry]:
             try:
                 grade = Grade.from_gradescope(json.loads(results.read_text(encoding="utf-8")))
             except (ValueError, KeyError, TypeError) as error:
-                note = f"{note} (results.json unreadable: {error})".strip()
+                note = "; ".join(filter(None, [note, f"results.json unreadable: {error}"]))
         entries.append(Entry(name, score, seconds, graded_at, note, grade,
                              graded=grade is not None and grade.seconds is not None))
     if not entries:

@@ -68,6 +68,11 @@ def _number(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".") if value != int(value) else f"{int(value)}"
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 pair``, ``2 pairs``: a count and its noun, in English (``plural``, where it is not the noun and an s)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
+
+
 def _anchor(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", text)
 
@@ -77,7 +82,7 @@ def _environment() -> jinja2.Environment:
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                      keep_trailing_newline=True)
     environment.filters.update(number=_number, anchor=_anchor, inline=lambda text: Markup(bidi.inline(text)),
-                               bdi=lambda text: Markup(bidi.bdi(text)))
+                               bdi=lambda text: Markup(bidi.bdi(text)), counted=counted)
     return environment
 
 
@@ -107,12 +112,17 @@ def _scores(plt: Any, course: Course, entries: list[Entry], regular: list[str], 
     graded = [e for e in entries if e.graded and e.grade]
     seconds = [e.seconds for e in graded if e.seconds is not None]
     bonuses = [sum(e.scores(course).get(m, 0.0) for m in bonus) for e in entries]  # not handed in: nothing
+    both = bool(regular and bonus)  # a total without the bonus differs from the total
+    without_bonus = [course.score_without_bonus(e.scores(course)) for e in entries]  # grades.csv's
     rows = [{"name": names(e.name), "total": e.score, "note": names.scrub(e.note),
+             "without_bonus": course.score_without_bonus(e.scores(course)) if both else None,
              "scores": [e.scores(course).get(m) for m in modules],
              "seconds": e.seconds if e.graded else None}
             for e in sorted(entries, key=lambda e: names(e.name))]
     return {"unreadable": sum(1 for e in entries if not e.graded),
             "total": _summary([e.score for e in entries]),  # grades.csv's score, bonus included
+            "without_bonus": _summary(without_bonus) if both else None,
+            "regular_marks": course.full_marks(regular),
             "total_plot": _total_plot(plt, course, entries, modules) if regular else None,
             "regular": _exercises(plt, course, entries, regular) if regular else None,
             "bonus": {**_exercises(plt, course, entries, bonus), "summary": _summary(bonuses),
