@@ -134,7 +134,7 @@ def test_the_reference_and_the_persian_stubs_grade_the_same_in_both_languages(re
              for language, course in (("en", COURSE), ("fa", PERSIAN))}
     assert json.dumps(graded(stubs["en"].results)) == json.dumps(graded(stubs["fa"].results))
     assert all("هنوز نوشته نشده است" in test["output"] for test in stubs["fa"].results["tests"])
-    assert stubs["fa"].results["output"].startswith("کد دانشجو در محیط ایزوله اجرا شد: ")
+    assert stubs["fa"].results["output"].startswith("کد شما در محیط ایزوله اجرا شد: ")
     assert all("not implemented yet" in test["output"] for test in stubs["en"].results["tests"])
 
 
