@@ -156,7 +156,7 @@ def test_nbgrader_feedback_speaks_persian_and_reads_back_in_either_language():
     assert persian[1].startswith("سلول‌های کد شما")
     assert persian[2] == "کد شما در محیط ایزوله اجرا شد: bwrap + landlock."
     assert "قبول  test_ok (2 از 2)" in persian and "رد شد  test_merge (0 از 3)" in persian
-    assert persian[-1] == "ویژگی‌های پنهان: 0 از 1 قبول (0 از 4 امتیاز)."
+    assert persian[-1] == "ویژگی‌های پنهان: 0 از 1 قبول‌شده (0 از 4 امتیاز)."
     assert not ENGLISH_WORDS.search(texts["fa"])
     read = {language: read_feedback(EX, text) for language, text in texts.items()}
     assert read["en"] is not None and read["fa"] is not None
