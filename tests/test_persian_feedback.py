@@ -175,7 +175,7 @@ def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_ri
     assert page.startswith('<div dir="rtl"><p><bdi>ex1_merge_tracing</bdi>: <bdi>2</bdi> از <bdi>20</bdi> امتیاز.</p>')
     assert "<p>قبول  <bdi>test_ok</bdi> (<bdi>2</bdi> از <bdi>2</bdi>)</p>" in page
     assert "<p>رد شد  <bdi>test_merge</bdi> (<bdi>0</bdi> از <bdi>3</bdi>)</p>" in page
-    assert page.endswith("<p>ویژگی‌های پنهان: <bdi>0</bdi> از <bdi>1</bdi> قبول (<bdi>0</bdi> از <bdi>4</bdi> "
+    assert page.endswith("<p>ویژگی‌های پنهان: <bdi>0</bdi> از <bdi>1</bdi> قبول‌شده (<bdi>0</bdi> از <bdi>4</bdi> "
                          "امتیاز).</p></div>")
     # each property's output indented under its line; the falsifying example intact, left to right
     assert '<pre dir="ltr">' + "\n".join(FALSIFYING) + "</pre>" in page
