@@ -107,11 +107,18 @@ def test_the_committed_mo_says_what_the_po_says(language):
             assert compiled.gettext(message.id) == message.string, f"{language}: run make messages-compile"
 
 
-def test_persian_writes_latin_digits_persian_letters_and_no_bidi_controls():
+ISOLATED = re.compile(r"[\u2066\u2068]`?\{\w+(?:![rsa])?(?::[^{}]*)?\}`?\u2069")  # LRI or FSI, a placeholder, PDI
+
+
+def test_persian_writes_latin_digits_persian_letters_and_isolates_each_placeholder():
+    """Each value a Persian text names is isolated (docs/persian.md, "Right to left"), and no other
+    bidirectional control is written."""
     catalog = _catalog(LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po")
     for message in catalog:
         for text in message.string if isinstance(message.string, tuple) else [message.string]:
-            assert not re.search(r"[۰-۹٠-٩يك\u200E\u200F\u202A-\u202E\u2066-\u2069]", text), text
+            rest = ISOLATED.sub("", text)
+            assert not re.search(r"[۰-۹٠-٩يك\u200E\u200F\u202A-\u202E\u2066-\u2069]", rest), text
+            assert not placeholders(rest), f"{text!r}: isolate each placeholder (U+2066 or U+2068 ... U+2069)"
 
 
 def test_the_engine_speaks_the_language_it_is_asked_to():

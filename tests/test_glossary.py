@@ -43,7 +43,8 @@ def persian_texts() -> list[tuple[str, str]]:
     found = [(f"autograder.po {message.id!r}", text) for message in catalog if message.id
              for text in (message.string if isinstance(message.string, tuple) else [message.string])]
     for path in sorted((ROOT / "locale" / "fa").glob("*.yaml")):
-        found += [(f"{path.name} {key}", text) for key, text in leaves(yaml.safe_load(path.read_text(encoding="utf-8")))]
+        texts = yaml.safe_load(path.read_text(encoding="utf-8"))
+        found += [(f"{path.name} {key}", text) for key, text in leaves(texts)]
     found += [(f"templates/fa/{path.name}", path.read_text(encoding="utf-8")) for path in sorted(TEMPLATES.iterdir())]
     return found
 

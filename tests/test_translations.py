@@ -223,7 +223,8 @@ def test_a_persian_channel_without_the_course_s_texts_says_so(tmp_path):
 def test_persian_markdown_is_right_to_left_with_code_left_to_right():
     text = "# عنوان\n\nپوشه‌ی `exercises/` و `check` و `[5, 5, 5]`.\n\n```sh\nls  # فهرست\n```\n\nپایان.\n"
     shown = markdown(PERSIAN, text)
-    assert shown == ('<div dir="rtl">\n\n# عنوان\n\nپوشه‌ی <span dir="ltr">`exercises/`</span> و `check` و '
+    assert shown == ('<div dir="rtl">\n\n# عنوان\n\nپوشه‌ی <span dir="ltr">`exercises/`</span> و '
+                     '<span dir="ltr">`check`</span> و '
                      '<span dir="ltr">`[5, 5, 5]`</span>.\n\n</div>\n\n```sh\nls  # فهرست\n```\n\n'
                      '<div dir="rtl">\n\nپایان.\n\n</div>\n')
     assert markdown(COURSE, text) == text

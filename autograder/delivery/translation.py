@@ -59,7 +59,8 @@ def module_source(course: Course, path: Path) -> str:
     where = f"{course.package}/{relative.as_posix()}"
     if not texts_file.is_file():
         raise GraderError(f"{_shown(course, texts_file)}: no such file (the {course.language} docstrings of {where})")
-    return translate(text, _load(course, texts_file), where, _shown(course, texts_file))
+    return translate(text, _load(course, texts_file), where, _shown(course, texts_file),
+                     bidi.right_to_left(course.language))
 
 
 def localize(course: Course, out: Path) -> None:
@@ -136,9 +137,11 @@ class Docstring:
     parameters: tuple[str, ...]  # of the function it documents (none for a module or a class)
 
 
-def translate(source: str, texts: dict, where: str = "the module", file: str = "the translation") -> str:
+def translate(source: str, texts: dict, where: str = "the module", file: str = "the translation",
+              right_to_left: bool = False) -> str:
     """``source`` with each docstring replaced by its text in ``texts`` (keys as in the module's
-    docstring); a :class:`GraderError` names every docstring without a text, every text without a
+    docstring), marked for plain text if it reads ``right_to_left`` (:func:`autograder.bidi.docstring`);
+    a :class:`GraderError` names every docstring without a text, every text without a
     docstring, every text that quotes other code than the English (with its ``__additions__``),
     and a result whose code differs."""
     found = documented(ast.parse(source))
@@ -157,7 +160,8 @@ def translate(source: str, texts: dict, where: str = "the module", file: str = "
     starts = _line_starts(data)
     for key, doc in sorted(found.items(), key=lambda item: item[1].node.lineno, reverse=True):
         begin, end = _span(starts, doc.node.value)
-        literal = _literal(data[begin:end].decode("utf-8"), texts[key], doc.node.col_offset)
+        text = bidi.docstring(texts[key]) if right_to_left else texts[key]
+        literal = _literal(data[begin:end].decode("utf-8"), text, doc.node.col_offset)
         data = data[:begin] + literal.encode("utf-8") + data[end:]
     result = data.decode("utf-8")
     try:
