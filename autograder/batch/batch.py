@@ -93,7 +93,9 @@ class _Batch:
         self.common = {"course_digest": course_digest(course), "seed": course.hypothesis.seed,
                        "engine_version": __version__, "isolation": where,
                        "max_score": course.full_marks(options.exercises)}
-        self.chosen = "".join(f" {module}" for module in options.exercises or ())
+        # a grading in another language writes other feedback: not the same grading as an English one
+        self.chosen = "".join(f" {module}" for module in options.exercises or ()) + \
+            ("" if course.language == "en" else f" lang:{course.language}")
 
     def stage(self, name: str, path: Path) -> None:
         """Stage one submission to grade; one that cannot be read is graded unreadable here, and

@@ -83,6 +83,15 @@ def titled(course: Course, raw: dict) -> dict:
     return {**raw, "title": title(course), "exercises": exercises}
 
 
+def in_its_language(course: Course) -> Course:
+    """``course`` with its title and its exercises' titles in its language, read from its texts as
+    a channel reads them (a course file a channel shipped has them in it already, and no texts)."""
+    if course.language == "en" or course.delivery.translations is None:
+        return course
+    exercises = [e.model_copy(update={"title": title(course, e)}) for e in course.exercises]
+    return course.model_copy(update={"title": title(course), "exercises": exercises})
+
+
 def title(course: Course, exercise: Exercise | None = None) -> str:
     """The course's title, or ``exercise``'s, in the course's language."""
     if course.language == "en":
