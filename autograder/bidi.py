@@ -53,6 +53,9 @@ def direction(language: str) -> str:
     return "rtl" if right_to_left(language) else "ltr"
 
 
+_COMMENT = re.compile(r"  # .*$")  # a Python comment at the end of a line of code
+
+
 def has_prose(text: str) -> bool:
     """Whether ``text`` has right-to-left prose in it."""
     return _PROSE.search(text) is not None
@@ -114,7 +117,7 @@ def _blocks(text: str) -> list[tuple[bool, list[str]]]:
     blocks: list[tuple[bool, list[str]]] = []
     code: list[str] = []
     for line in [*text.splitlines(), None]:
-        if line is not None and not has_prose(line):
+        if line is not None and not has_prose(_COMMENT.sub("", line)):  # a line of code, its comment Persian or not
             code.append(line)
             continue
         code = visible("\n".join(code)).strip("\n").split("\n")

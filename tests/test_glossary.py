@@ -36,13 +36,15 @@ def variant_pattern(variant: str) -> re.Pattern:
 
 
 def persian_texts() -> list[tuple[str, str]]:
-    """Every Persian text a student may read, by where it is: the engine's catalog, the course's
-    texts in ``locale/fa/`` and the delivery channels' Persian templates."""
-    with (LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po").open("rb") as po:
-        catalog = read_po(po)
-    found = [(f"autograder.po {message.id!r}", text) for message in catalog if message.id
-             for text in (message.string if isinstance(message.string, tuple) else [message.string])]
-    for path in sorted((ROOT / "locale" / "fa").glob("*.yaml")):
+    """Every Persian text a student may read, by where it is: the engine's catalog and the data
+    fetcher's, the course's texts in ``locale/fa/`` and the delivery channels' Persian templates."""
+    found = []
+    for po in (LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po",
+               ROOT / "tokcourse" / "locale" / "fa" / "LC_MESSAGES" / "tokcourse.po"):
+        with po.open("rb") as file:
+            found += [(f"{po.name} {message.id!r}", text) for message in read_po(file) if message.id
+                      for text in (message.string if isinstance(message.string, tuple) else [message.string])]
+    for path in sorted((ROOT / "locale" / "fa").rglob("*.yaml")):
         texts = yaml.safe_load(path.read_text(encoding="utf-8"))
         found += [(f"{path.name} {key}", text) for key, text in leaves(texts)]
     found += [(f"templates/fa/{path.name}", path.read_text(encoding="utf-8")) for path in sorted(TEMPLATES.iterdir())]

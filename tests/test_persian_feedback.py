@@ -95,15 +95,16 @@ def test_hidden_reasons_and_headlines_speak_persian():
 
 def test_persian_feedback_reads_right_to_left_with_its_code_intact():
     markdown = feedback_markdown(PERSIAN, "sara", grade_in("fa"))
-    assert markdown.startswith(f'<div dir="rtl">\n\n# {PERSIAN.title}: بازخورد sara\n')
+    assert markdown.startswith(f'<div dir="rtl">\n\n# {PERSIAN.title}: بازخورد <span dir="ltr">`sara`</span>\n')
     assert "**امتیاز: 2 از 20**\n\nاین بار فقط ex1_merge_tracing نمره‌دهی شد." in markdown
     # every fenced block is outside the right-to-left blocks, and every right-to-left block is closed
     blocks = re.split(r"^ *```.*?^ *```$", markdown, flags=re.M | re.S)
     for prose in blocks:
         assert prose.count('<div dir="rtl">') == prose.count("</div>")
     code = "\n".join(re.findall(r"^ *```text\n(.*?)^ *```$", markdown, flags=re.M | re.S))
-    for line in FALSIFYING:  # the falsifying example, line for line, left to right
+    for line in ["test_merge(", *FALSIFYING[1:]]:  # the falsifying example, line for line, left to right
         assert f"  {line}\n" in code + "\n"
+    assert "\n  مثال نقض:\n" in markdown and "Falsifying" not in markdown  # hypothesis's heading, in Persian
     assert "<div" not in code and "<span" not in code
     # code inside a Persian headline: in code spans, those with edges that would move kept left to right
     assert ('برای <span dir="ltr">`merge([1, 2, 1, 2], (1, 2), 5)`</span> انتظار <span dir="ltr">`[1, 2, 1]`</span> '
@@ -187,7 +188,7 @@ def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_ri
     assert page.endswith("<p>ویژگی‌های پنهان: <bdi>0</bdi> از <bdi>1</bdi> قبول‌شده (<bdi>0</bdi> از <bdi>4</bdi> "
                          "امتیاز).</p></div>")
     # each property's output indented under its line; the falsifying example intact, left to right
-    assert '<pre dir="ltr">' + "\n".join(FALSIFYING) + "</pre>" in page
+    assert '<p>مثال نقض:</p>\n<pre dir="ltr">' + "\n".join(["test_merge(", *FALSIFYING[1:]]) + "</pre>" in page
     assert ('برای <code dir="ltr">merge([1, 2, 1, 2], (1, 2), 5)</code> انتظار <code dir="ltr">[1, 2, 1]</code> '
             'می‌رفت، ولی <code dir="ltr">[5, 5, 5]</code> به دست آمد') in page
     assert page.count("<blockquote>") == page.count("</blockquote>") >= 3

@@ -47,30 +47,55 @@ ADDITIONS = "__additions__"  # the key of what the texts quote beyond the Englis
 # --- what a channel asks ------------------------------------------------------------------------
 
 
-def module_source(course: Course, path: Path) -> str:
+def module_source(course: Course, path: Path, marked: bool = True) -> str:
     """The text of ``path`` as the course's students read it: a module of the package with its
-    docstrings in the course's language, any other file as it is."""
+    docstrings in the course's language, any other file as it is. A right-to-left language's
+    docstrings are ``marked`` for plain text (:func:`autograder.bidi.docstring`), unless they go
+    where an editor lays every line out left to right and shows the marks as dots (a notebook's
+    code cell in JupyterLab)."""
     text = path.read_text(encoding="utf-8")
-    package = course.path(course.package)
-    if course.language == "en" or path.suffix != ".py" or package not in path.resolve().parents:
+    found = _translated(course, path)
+    if course.language == "en" or found is None:
         return text
-    relative = path.resolve().relative_to(package)
-    texts_file = _folder(course) / relative.with_suffix(".yaml")
-    where = f"{course.package}/{relative.as_posix()}"
+    where, texts = found
+    texts_file = _folder(course) / texts.with_suffix(".yaml")
     if not texts_file.is_file():
         raise GraderError(f"{_shown(course, texts_file)}: no such file (the {course.language} docstrings of {where})")
     return translate(text, _load(course, texts_file), where, _shown(course, texts_file),
-                     bidi.right_to_left(course.language))
+                     marked and bidi.right_to_left(course.language))
+
+
+def _translated(course: Course, path: Path) -> tuple[str, Path] | None:
+    """If ``path`` is a module with texts in other languages (one of the package's, or a support
+    module), the path the course names it by and where its texts are in a language's folder (a
+    package module's by its path in the package, a support module's by its path in the course)."""
+    resolved, package = path.resolve(), course.path(course.package)
+    if path.suffix != ".py":
+        return None
+    if package in resolved.parents:
+        relative = resolved.relative_to(package)
+        return f"{course.package}/{relative.as_posix()}", relative
+    return next(((module, Path(module)) for module in course.sandbox.support_modules
+                 if course.path(module) == resolved), None)
+
+
+def shipped_source(course: Course, path: Path) -> str:
+    """``path`` (a package or support module) as the course's students have it: translated where
+    the course holds its texts, else as it is (a channel's copy is in its language already)."""
+    if course.delivery.translations is None:
+        return path.read_text(encoding="utf-8")
+    return module_source(course, path, marked=False)
 
 
 def localize(course: Course, out: Path) -> None:
-    """Put the course's language into the package modules a channel copied to ``out`` (paths as
-    in the course): each is rewritten with its translated docstrings."""
+    """Put the course's language into the package and support modules a channel copied to ``out``
+    (paths as in the course): each is rewritten with its translated docstrings."""
     if course.language == "en":
         return
     package = course.path(course.package)
-    for path in sorted(package.rglob("*.py")):
-        target = out / course.package / path.relative_to(package)
+    modules = [(path, out / course.package / path.relative_to(package)) for path in sorted(package.rglob("*.py"))]
+    modules += [(course.path(module), out / module) for module in course.sandbox.support_modules]
+    for path, target in modules:
         if target.is_file():
             target.write_text(module_source(course, path), encoding="utf-8")
 
@@ -110,8 +135,9 @@ def title(course: Course, exercise: Exercise | None = None) -> str:
 
 @in_course_language
 def points_text(course: Course, exercise: Exercise) -> str:
-    """``exercise``'s points as the course's language writes them: ``20``, or ``10 bonus``."""
-    return exercise.points_text
+    """``exercise``'s points as the course's language writes them: ``20``, or ``10 bonus`` (for a
+    page or a template, so without the controls of plain text)."""
+    return bidi.visible(exercise.points_text)
 
 
 @in_course_language
