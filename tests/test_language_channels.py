@@ -89,7 +89,7 @@ def test_the_persian_release_speaks_persian_with_code_left_to_right(releases):
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert readme.startswith(f'<div dir="rtl">\n\n# {title(PERSIAN)}\n')
     assert '| <span dir="ltr">`ex1_merge_tracing`</span> | ردگیری ادغام‌ها' in readme
-    assert "| 10 (امتیاز اضافی) |" in readme
+    assert "| 10 امتیاز اضافی |" in readme
     assert '<span dir="ltr">`exercises/`</span>: کار شما.' in readme
     assert "```sh\n.venv/bin/python -m tokcourse.assets fetch corpus cl100k_base\n```" in readme
     assert "Your copy of the course" not in readme and "Fetch the data" not in readme
@@ -243,7 +243,7 @@ def test_the_persian_nbgrader_course(tmp_path):
     assert "# کارتان را بسنجید" in grade_cell and "امتیاز این تمرین: 20." in grade_cell
     assert grade_cell.endswith(f'grader.check("{exercise.module}")')
     bonus = nbformat.read(out / "source" / "ex6_unigram" / "ex6_unigram.ipynb", as_version=4)
-    assert "امتیاز این تمرین: 10 (امتیاز اضافی)." in bonus.cells[-1].source
+    assert "امتیاز این تمرین: 10 امتیاز اضافی." in bonus.cells[-1].source
     for folder in (out / "grading", out / "source" / exercise.module / "grader"):
         assert load_course(folder / "course.yaml").language == "fa"
     beside = (out / "source" / exercise.module / "exercises" / "lesson.py").read_text(encoding="utf-8")
@@ -325,7 +325,7 @@ def test_persian_validate_fails_the_stubs_in_persian(persian_nbgrader):
 
     module = COURSE.exercises[0].module
     said = nbgrader(persian_nbgrader, "validate", f"release/{module}/{module}.ipynb")
-    assert "CheckFailed" in said and f"ماژول \u2066{module}\u2069: همه‌ی بررسی‌ها قبول نشدند" in said, said
+    assert "CheckFailed" in said and f"ماژول \u2066{module}\u2069: همه‌ی سنجش‌ها قبول نشدند" in said, said
     assert "not every check passed" not in said
 
 

@@ -162,7 +162,7 @@ def test_nbgrader_feedback_speaks_persian_and_reads_back_in_either_language():
     assert persian[0] == f"ماژول {L}{EX}{P}: {F}2{P} از {F}20{P} امتیاز."
     assert persian[1].startswith("سلول‌های کد شما")
     assert persian[2] == f"کد شما در محیط ایزوله اجرا شد: {L}bwrap + landlock{P}."
-    assert f"قبول  {F}test_ok{P} ({F}2{P} از {F}2{P})" in persian
+    assert f"قبول شد  {F}test_ok{P} ({F}2{P} از {F}2{P})" in persian
     assert f"رد شد  {F}test_merge{P} ({F}0{P} از {F}3{P})" in persian
     assert persian[-1] == f"ویژگی‌های پنهان: {F}0{P} از {F}1{P} قبول‌شده ({F}0{P} از {F}4{P} امتیاز)."
     assert not ENGLISH_WORDS.search(texts["fa"])
@@ -183,7 +183,7 @@ def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_ri
     assert page.startswith('<div dir="rtl"><p>ماژول <bdi>ex1_merge_tracing</bdi>: <bdi>2</bdi> از <bdi>20</bdi> '
                            'امتیاز.</p>')
     assert not bidi.CONTROLS.search(page)
-    assert "<p>قبول  <bdi>test_ok</bdi> (<bdi>2</bdi> از <bdi>2</bdi>)</p>" in page
+    assert "<p>قبول شد  <bdi>test_ok</bdi> (<bdi>2</bdi> از <bdi>2</bdi>)</p>" in page
     assert "<p>رد شد  <bdi>test_merge</bdi> (<bdi>0</bdi> از <bdi>3</bdi>)</p>" in page
     assert page.endswith("<p>ویژگی‌های پنهان: <bdi>0</bdi> از <bdi>1</bdi> قبول‌شده (<bdi>0</bdi> از <bdi>4</bdi> "
                          "امتیاز).</p></div>")
@@ -210,7 +210,7 @@ def test_the_check_cell_fails_in_the_course_s_language(tmp_path):
     assert spec is not None and spec.loader is not None
     grader = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(grader)
-    assert grader.FAILED.format(module=EX) == (f"ماژول {L}{EX}{P}: همه‌ی بررسی‌ها قبول نشدند (بالا را ببینید)؛ "
+    assert grader.FAILED.format(module=EX) == (f"ماژول {L}{EX}{P}: همه‌ی سنجش‌ها قبول نشدند (بالا را ببینید)؛ "
                                               "درستش کنید، ذخیره کنید و این سلول را دوباره اجرا کنید")
     assert "\u2066" not in engine_words(PERSIAN, template)  # written escaped: no control in the source
 
