@@ -98,18 +98,25 @@ test-fast: $(VENV)/.installed
 # student release and the Gradescope image ship them without Babel). tests/test_catalogs.py checks
 # all three are done. LOCALES names the languages (make messages-update LOCALES="fa de" starts a de).
 LOCALE_DIR := autograder/locale
+# the course's own words (the data fetcher's, tokcourse/assets.py), domain tokcourse
+COURSE_LOCALE := tokcourse/locale
 LOCALES ?= fa
 messages: messages-extract messages-update messages-compile
 
 messages-extract: $(VENV)/.installed
 	$(BIN)/pybabel extract --no-location --sort-output --omit-header --width 100 -o $(LOCALE_DIR)/autograder.pot autograder
+	$(BIN)/pybabel extract --no-location --sort-output --omit-header --width 100 -o $(COURSE_LOCALE)/tokcourse.pot \
+	  tokcourse/assets.py
 
 messages-update: $(VENV)/.installed
 	for locale in $(LOCALES); do $(BIN)/pybabel update --width 100 --ignore-obsolete --ignore-pot-creation-date \
-	  --init-missing -i $(LOCALE_DIR)/autograder.pot -d $(LOCALE_DIR) -D autograder -l $$locale || exit 1; done
+	  --init-missing -i $(LOCALE_DIR)/autograder.pot -d $(LOCALE_DIR) -D autograder -l $$locale || exit 1; \
+	  $(BIN)/pybabel update --width 100 --ignore-obsolete --ignore-pot-creation-date \
+	  --init-missing -i $(COURSE_LOCALE)/tokcourse.pot -d $(COURSE_LOCALE) -D tokcourse -l $$locale || exit 1; done
 
 messages-compile: $(VENV)/.installed
 	$(BIN)/pybabel compile --statistics -d $(LOCALE_DIR) -D autograder
+	$(BIN)/pybabel compile --statistics -d $(COURSE_LOCALE) -D tokcourse
 
 # The documentation site (mkdocs.yml, docs/), built with warnings as errors into site/.
 # NO_MKDOCS_2_WARNING quiets the theme's notice about its successor, which is no build problem.

@@ -9,16 +9,31 @@ plain lines (:func:`failure_markdown`), becomes prose where a line speaks the co
 (:func:`failure_html`, nbgrader's feedback page) a ``<p>`` whose code is in ``<code dir="ltr">``,
 and a ``<pre dir="ltr">``. In HTML of either direction a name or a value is isolated with
 ``<bdi>`` (:func:`bdi`, :func:`isolated`), and a line of prose with its own direction
-(:func:`inline`, the class report). No bidirectional control characters are written anywhere:
-a student copies code from these pages.
+(:func:`inline`, the class report). No bidirectional control characters are written in these
+pages: a student copies code from them, and the markup keeps the direction.
+
+Plain text has no markup, so there the controls do it, outside the code, never in it. The
+engine's Persian messages isolate each value they name (U+2066 LRI, or U+2068 FSI, ... U+2069
+PDI: the catalog writes them around each placeholder), and a cell of the self-check's table
+is isolated (:func:`cell`): the bidirectional algorithm then lays out each value, and each
+cell, by itself, where a terminal or Gradescope's page shows them. A failure's text keeps its
+isolates in ``results.json``; Markdown and HTML read them as code and drop them
+(:func:`visible`). A docstring is a Python file a student lints, and linters refuse the isolates
+(pylint's and ruff's ``bidirectional-unicode``), not the two marks: each code span of a line of
+prose gets a LEFT-TO-RIGHT MARK on each side, and a line whose first strong letter would be
+Latin (a line that starts with code) an ARABIC LETTER MARK first (:func:`docstring`).
 """
 
 from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 RIGHT_TO_LEFT = {"fa"}
+LRI, FSI, PDI = "\u2066", "\u2068", "\u2069"  # isolates: a value laid out by itself in plain text
+LRM, ALM = "\u200e", "\u061c"  # marks: a strong left-to-right letter, and a strong Arabic one, unseen
+CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # every bidirectional control
 _FENCED = re.compile(r"(^[ \t]{0,3}```[^\n]*\n.*?^[ \t]{0,3}```[ \t]*$)", flags=re.M | re.S)
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 # a run of right-to-left prose: Arabic-script letters and marks, the non-joiner, and the spaces and
@@ -38,6 +53,9 @@ def direction(language: str) -> str:
     return "rtl" if right_to_left(language) else "ltr"
 
 
+_COMMENT = re.compile(r"  # .*$")  # a Python comment at the end of a line of code
+
+
 def has_prose(text: str) -> bool:
     """Whether ``text`` has right-to-left prose in it."""
     return _PROSE.search(text) is not None
@@ -51,9 +69,9 @@ def quoted(language: str, name: str) -> str:
 
 def markdown(language: str, text: str) -> str:
     """Markdown in ``language``: in a right-to-left language each run of prose a ``<div dir="rtl">``
-    block, and each code span in it that starts or ends with anything but a Latin letter (or ends
-    with a digit) a ``<span dir="ltr">`` (``exercises/`` would show as ``/exercises``). Fenced code
-    blocks stay outside, left to right."""
+    block, and each code span in it a ``<span dir="ltr">`` (``exercises/`` would show as
+    ``/exercises``, and ``1 / (3 * 1)`` as ``(1 * 3) / 1``), without the controls of plain text.
+    Fenced code blocks stay outside, left to right."""
     if not right_to_left(language):
         return text
     parts = _FENCED.split(text)
@@ -62,15 +80,13 @@ def markdown(language: str, text: str) -> str:
         if index % 2:  # a fenced code block
             shown.append(part)
         elif part.strip():
-            prose = _SPAN.sub(_isolated, part.strip("\n"))
+            prose = _SPAN.sub(_isolated, visible(part).strip("\n"))
             shown.append(f'<div dir="rtl">\n\n{prose}\n\n</div>')
     return "\n\n".join(shown) + ("\n" if text.endswith("\n") else "")
 
 
 def _isolated(span: re.Match) -> str:
-    """A Markdown code span, kept left to right inside right-to-left prose."""
-    if re.fullmatch(r"[A-Za-z](.*[A-Za-z0-9])?", span.group(2)):  # strong at both edges: nothing moves
-        return span.group(0)
+    """A Markdown code span, kept left to right and whole inside right-to-left prose."""
     return f'<span dir="ltr">{span.group(0)}</span>'
 
 
@@ -101,10 +117,10 @@ def _blocks(text: str) -> list[tuple[bool, list[str]]]:
     blocks: list[tuple[bool, list[str]]] = []
     code: list[str] = []
     for line in [*text.splitlines(), None]:
-        if line is not None and not has_prose(line):
+        if line is not None and not has_prose(_COMMENT.sub("", line)):  # a line of code, its comment Persian or not
             code.append(line)
             continue
-        code = "\n".join(code).strip("\n").split("\n")
+        code = visible("\n".join(code)).strip("\n").split("\n")
         if any(c.strip() for c in code):
             blocks.append((False, code))
         code = []
@@ -114,22 +130,59 @@ def _blocks(text: str) -> list[tuple[bool, list[str]]]:
 
 
 def spans(line: str) -> str:
-    """``line`` with each run of text between its right-to-left prose in a Markdown code span."""
+    """``line`` with each run of code between its right-to-left prose in a Markdown code span."""
     return "".join(piece if prose else _code_span(piece) for prose, piece in _pieces(line))
 
 
 def _html_line(line: str) -> str:
-    """``line`` as HTML, each run of text between its right-to-left prose in ``<code dir="ltr">``."""
+    """``line`` as HTML, each run of code between its right-to-left prose in ``<code dir="ltr">``."""
     return "".join(html.escape(piece) if prose else _html_code(piece) for prose, piece in _pieces(line))
 
 
 def _pieces(line: str) -> list[tuple[bool, str]]:
-    """``line`` cut into runs of right-to-left prose (``True``) and the text between them."""
+    """``line`` cut into runs of right-to-left prose (``True``) and the code between them (no
+    controls left): what an LRI isolates is code, what an FSI isolates is cut in turn, and the
+    rest is cut by its letters."""
+    pieces: list[tuple[bool, str]] = []
+    for kind, text in _segments(line):
+        pieces += [(False, visible(text))] if kind == LRI else _pieces(text) if kind == FSI else _by_letters(text)
+    merged: list[tuple[bool, str]] = []
+    for prose, text in pieces:
+        if merged and merged[-1][0] == prose:
+            merged[-1] = (prose, merged[-1][1] + text)
+        elif text:
+            merged.append((prose, text))
+    return merged or [(False, "")]
+
+
+def _by_letters(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into runs of right-to-left prose and what is between them; punctuation alone
+    between them (no letter or digit) stays with the prose."""
     pieces, at = [], 0
-    for prose in _PROSE.finditer(line):
-        pieces += [(False, line[at:prose.start()]), (True, prose.group(0))]
+    for prose in _PROSE.finditer(text):
+        pieces += [(False, text[at:prose.start()]), (True, prose.group(0))]
         at = prose.end()
-    return [*pieces, (False, line[at:])]
+    pieces.append((False, text[at:]))
+    return [(prose or not re.search(r"[^\W_]", piece, flags=re.A), visible(piece)) for prose, piece in pieces]
+
+
+def _segments(line: str) -> list[tuple[str, str]]:
+    """``line`` as its runs outside isolates (kind ``""``) and the runs its outermost isolates hold
+    (kind: the isolate's first character; an isolate a cut left open runs to the end)."""
+    found, depth, start, kind = [], 0, 0, ""
+    for at, char in enumerate(line):
+        if char in (LRI, FSI, "\u2067"):
+            if not depth:
+                found.append(("", line[start:at]))
+                start, kind = at + 1, char
+            depth += 1
+        elif char == PDI and depth:
+            depth -= 1
+            if not depth:
+                found.append((kind, line[start:at]))
+                start = at + 1
+    found.append((kind if depth else "", line[start:]))
+    return [(kind, text) for kind, text in found if text]
 
 
 def _code_span(text: str) -> str:
@@ -164,9 +217,9 @@ def isolated(text: str, spans: list[tuple[int, int]]) -> str:
     values in a sentence of the engine's (a name, a score), which keep their own direction."""
     pieces, at = [], 0
     for start, end in spans:
-        pieces += [html.escape(text[at:start]), bdi(text[start:end])]
+        pieces += [html.escape(visible(text[at:start])), bdi(text[start:end])]
         at = end
-    return "".join(pieces) + html.escape(text[at:])
+    return "".join(pieces) + html.escape(visible(text[at:]))
 
 
 def inline(text: str) -> str:
@@ -177,4 +230,68 @@ def inline(text: str) -> str:
 
 def bdi(text: str) -> str:
     """``text`` escaped for HTML and isolated from the direction around it (a name, a piece of code)."""
-    return f"<bdi>{html.escape(text)}</bdi>"
+    return f"<bdi>{html.escape(visible(text))}</bdi>"
+
+
+def visible(text: str) -> str:
+    """``text`` without bidirectional controls: for a page whose markup keeps the direction."""
+    return CONTROLS.sub("", text)
+
+
+def cell(language: str, text: str) -> str:
+    """A table cell's ``text`` isolated in plain text of a right-to-left ``language`` (FSI ... PDI),
+    so that the bidirectional algorithm keeps it in its column."""
+    return f"{FSI}{text}{PDI}" if right_to_left(language) and text else text
+
+
+def code(language: str, text: str) -> str:
+    """Code (a name, a call) isolated left to right in plain text of a right-to-left ``language``."""
+    return f"{LRI}{text}{PDI}" if right_to_left(language) and text else text
+
+
+_DOCTEST = re.compile(r"\s*(>>>|\.\.\.)( |$)")
+_ITEM = re.compile(r"\s*(?:[-*]\s+|\d+\.\s+)?")  # a line's indentation and list marker
+
+
+def docstring(text: str) -> str:
+    """A docstring's right-to-left ``text`` as plain text shows it whole: in each line of prose
+    (not a doctest, not a ``::`` block), an LRM on each side of each code span, and an ALM first
+    (after a list's marker) where the line's first strong letter would otherwise be Latin, which
+    would lay the whole line out left to right."""
+    shown: list[str] = []
+    in_span, block = False, None  # block: "doctest", or the indentation of a line ending in ``::``
+    for line in text.split("\n"):
+        indent = len(line) - len(line.lstrip())
+        if block == "doctest" or (isinstance(block, int) and (not line.strip() or indent > block)):
+            block = None if block == "doctest" and not line.strip() else block
+            shown.append(line)
+            continue
+        block = "doctest" if _DOCTEST.match(line) else (indent if line.rstrip().endswith("::") else None)
+        if block == "doctest" or not has_prose(line):
+            in_span = in_span != (block != "doctest" and line.count("``") % 2 == 1)
+            shown.append(line)
+            continue
+        line, in_span = _marked_spans(line, in_span)
+        shown.append(_right_to_left_first(line))
+    return "\n".join(shown)
+
+
+def _marked_spans(line: str, in_span: bool) -> tuple[str, bool]:
+    """``line`` with an LRM before each code span's opening and after its closing; whether a span
+    is still open at its end (``in_span``: one was at its start)."""
+    parts = line.split("``")
+    marked = parts[0]
+    for part in parts[1:]:
+        marked += f"``{LRM}{part}" if in_span else f"{LRM}``{part}"
+        in_span = not in_span
+    return marked, in_span
+
+
+def _right_to_left_first(line: str) -> str:
+    """``line`` with an ALM after its indentation and list marker if its first strong letter is
+    left to right."""
+    first = next((kind for kind in map(unicodedata.bidirectional, line) if kind in ("L", "R", "AL")), None)
+    if first != "L":
+        return line
+    start = _ITEM.match(line).end()  # type: ignore[union-attr]
+    return f"{line[:start]}{ALM}{line[start:]}"

@@ -73,7 +73,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     _grading(commands)
     _delivery(commands)
     _authoring(commands)
-    commands.add_parser("grade-serve")  # internal: a grader process (batch/grader.py's GraderProcess)
+    _language_option(commands.add_parser("grade-serve"))  # internal: a grader process (batch/grader.py's)
     return parser
 
 
@@ -82,6 +82,7 @@ def _grading(commands: Any) -> None:
     check = commands.add_parser("check", help="self-check: run the public properties on your work")
     check.add_argument("path", nargs="?", help=f"a {SUBMISSION} (default: the course's exercise folder)")
     check.add_argument("--exercise", action="append", help="check only this exercise module (repeatable)")
+    _language_option(check)
 
     grade = commands.add_parser("grade", help=f"grade submissions (each a {SUBMISSION})")
     grade.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION", help=f"a {SUBMISSION}")
@@ -96,6 +97,7 @@ def _grading(commands: Any) -> None:
     grade.add_argument("--unsafe-cluster-tcp", action="store_true",
                        help="use a tcp:// --cluster (loopback too): no credentials, anyone who reaches the "
                        "scheduler, any local user included, runs code in the graders")
+    _language_option(grade)
 
     certs = commands.add_parser("cluster-certs", help="make the certificates of a grading cluster's mutual TLS")
     certs.add_argument("--out", required=True, type=Path, help="a new folder (private to you)")

@@ -15,9 +15,10 @@ case's name the one the locked cases' file gives it. A course in another languag
 
 Only what is shown changes: a result keeps its English name, so a grade is the same in every
 language. A text writes its code in double backticks, which its checks compare with the English
-(:func:`code_fragments`); it is shown without them, as the English is, and every page marks its
-code off by itself (:mod:`autograder.bidi`). A text the file lacks is shown in English: the
-course's tests find it, and a release refuses to ship without it (:func:`kept`).
+(:func:`code_fragments`); it is shown without them, as the English is, the code isolated in a
+right-to-left language, and every page marks its code off by itself (:mod:`autograder.bidi`). A
+text the file lacks is shown in English: the course's tests find it, and a release refuses to
+ship without it (:func:`kept`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import yaml
 
+from . import bidi
 from .config import Course
 from .errors import GraderError
 
@@ -38,16 +40,20 @@ _CODE = re.compile(r"``(.+?)``", flags=re.S)
 
 def description(course: Course, exercise: str, name: str, english: str) -> str:
     """What property ``name`` of ``exercise`` checks, in the course's language (else ``english``)."""
-    return _shown(texts(course).get(exercise, {}).get(PROPERTIES, {}).get(name), english)
+    return _shown(course, texts(course).get(exercise, {}).get(PROPERTIES, {}).get(name), english)
 
 
 def case_name(course: Course, exercise: str, english: str) -> str:
     """The name of ``exercise``'s locked case ``english`` in the course's language."""
-    return _shown(texts(course).get(exercise, {}).get(LOCKED, {}).get(english), english)
+    return _shown(course, texts(course).get(exercise, {}).get(LOCKED, {}).get(english), english)
 
 
-def _shown(text: str | None, english: str) -> str:
-    return " ".join(_CODE.sub(r"\1", text).split()) if text else english
+def _shown(course: Course, text: str | None, english: str) -> str:
+    """A text on one line, its code isolated left to right in a right-to-left language
+    (:func:`autograder.bidi.code`), else ``english``."""
+    if not text:
+        return english
+    return " ".join(_CODE.sub(lambda code: bidi.code(course.language, code.group(1)), text).split())
 
 
 def code_fragments(text: str) -> list[str]:

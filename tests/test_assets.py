@@ -291,3 +291,20 @@ def test_encoders_is_self_contained_and_works_as_a_top_level_module(fetched, tmp
     assert result.returncode == 0, result.stderr[-2000:]
     in_process = {name: encode("to be, 你") for name, encode in encoders.ENCODERS.items()}
     assert json.loads(result.stdout) == in_process
+
+
+def test_the_fetcher_speaks_the_course_s_language(tmp_path):
+    """In a Persian release (its course.yaml says ``language: fa``) what a student reads as the
+    data is fetched and checked is Persian; the course's own folder keeps English."""
+    from tests.persian import english_prose
+
+    manifest = assets.load_manifest()
+    (tmp_path / "course.yaml").write_text("language: fa\n", encoding="utf-8")
+    try:
+        assets.speak(tmp_path)
+        said = [assets.verified_message(manifest[:2], tmp_path), assets.problem(manifest[0], tmp_path)]
+    finally:
+        assets.speak(ROOT)
+    assert "بررسی شدند" in said[0] and "را اجرا کنید" in said[1]
+    assert english_prose("\n".join(said)) == []
+    assert assets.verified_message(manifest[:1], ROOT).startswith("verified 1 asset: ")

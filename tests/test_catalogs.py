@@ -1,5 +1,6 @@
-"""The engine's message catalogs (autograder/i18n.py): extraction is up to date, every language
-translates every text with the same placeholders, and the committed .mo files say what the .po do."""
+"""The message catalogs, the engine's (autograder/i18n.py) and the course's (tokcourse/assets.py, the
+data fetcher's words): extraction is up to date, every language translates every text with the
+same placeholders, and the committed .mo files say what the .po do."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from babel.messages.extract import extract_from_dir
+from babel.messages.extract import extract_from_dir, extract_from_file
 from babel.messages.pofile import read_po
 
 from autograder import i18n
@@ -18,6 +19,16 @@ from autograder.i18n import LOCALE_DIR
 
 POT = LOCALE_DIR / "autograder.pot"
 LANGUAGES = sorted(path.name for path in LOCALE_DIR.iterdir() if path.is_dir())
+ROOT = LOCALE_DIR.parents[1]
+# each catalog: its domain, its folder and what its texts are extracted from
+DOMAINS = [("autograder", LOCALE_DIR, LOCALE_DIR.parent), ("tokcourse", ROOT / "tokcourse" / "locale",
+                                                             ROOT / "tokcourse" / "assets.py")]
+EACH = [pytest.param(domain, folder, language, id=f"{domain}-{language}")
+        for domain, folder, _ in DOMAINS for language in LANGUAGES]
+
+
+def po_of(domain: str, folder: Path, language: str) -> Path:
+    return folder / language / "LC_MESSAGES" / f"{domain}.po"
 
 
 def _catalog(path: Path):
@@ -51,29 +62,32 @@ def placeholder_drift(message) -> list[str]:
     return problems
 
 
-def test_the_template_holds_every_marked_text_of_the_engine():
-    extracted = {found[2] for found in extract_from_dir(str(LOCALE_DIR.parent))}
-    assert _ids(_catalog(POT)) == extracted, "autograder.pot is out of date: run make messages"
+@pytest.mark.parametrize("domain, folder, sources", DOMAINS, ids=[domain for domain, _, _ in DOMAINS])
+def test_the_template_holds_every_marked_text(domain, folder, sources):
+    found = extract_from_dir(str(sources)) if sources.is_dir() else extract_from_file("python", str(sources))
+    extracted = {message[2] if sources.is_dir() else message[1] for message in found}
+    assert _ids(_catalog(folder / f"{domain}.pot")) == extracted, f"{domain}.pot is out of date: run make messages"
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_each_language_has_the_template_s_texts(language):
-    po = LOCALE_DIR / language / "LC_MESSAGES" / "autograder.po"
-    assert _ids(_catalog(po)) == _ids(_catalog(POT)), f"{po.name} of {language} is out of date: run make messages"
+@pytest.mark.parametrize("domain, folder, language", EACH)
+def test_each_language_has_the_template_s_texts(domain, folder, language):
+    po = po_of(domain, folder, language)
+    assert _ids(_catalog(po)) == _ids(_catalog(folder / f"{domain}.pot")), \
+        f"{po.name} of {language} is out of date: run make messages"
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_every_text_is_translated(language):
-    catalog = _catalog(LOCALE_DIR / language / "LC_MESSAGES" / "autograder.po")
+@pytest.mark.parametrize("domain, folder, language", EACH)
+def test_every_text_is_translated(domain, folder, language):
+    catalog = _catalog(po_of(domain, folder, language))
     missing = [message.id for message in catalog if message.id
                and (message.fuzzy or not all(message.string if isinstance(message.string, tuple)
                                              else [message.string]))]
     assert not missing, f"no {language} translation of {missing}"
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_translations_keep_the_placeholders(language):
-    catalog = _catalog(LOCALE_DIR / language / "LC_MESSAGES" / "autograder.po")
+@pytest.mark.parametrize("domain, folder, language", EACH)
+def test_translations_keep_the_placeholders(domain, folder, language):
+    catalog = _catalog(po_of(domain, folder, language))
     drift = {message.id: problems for message in catalog if message.id and (problems := placeholder_drift(message))}
     assert not drift
 
@@ -90,12 +104,12 @@ def test_a_dropped_or_renamed_placeholder_is_found():
     assert placeholder_drift(message)
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_the_committed_mo_says_what_the_po_says(language):
-    folder = LOCALE_DIR / language / "LC_MESSAGES"
-    with (folder / "autograder.mo").open("rb") as file:
+@pytest.mark.parametrize("domain, folder, language", EACH)
+def test_the_committed_mo_says_what_the_po_says(domain, folder, language):
+    po = po_of(domain, folder, language)
+    with po.with_suffix(".mo").open("rb") as file:
         compiled = gettext.GNUTranslations(file)
-    catalog = _catalog(folder / "autograder.po")
+    catalog = _catalog(po)
     for message in catalog:
         if not message.id:
             continue
@@ -107,11 +121,19 @@ def test_the_committed_mo_says_what_the_po_says(language):
             assert compiled.gettext(message.id) == message.string, f"{language}: run make messages-compile"
 
 
-def test_persian_writes_latin_digits_persian_letters_and_no_bidi_controls():
-    catalog = _catalog(LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po")
+ISOLATED = re.compile(r"[\u2066\u2068]`?\{\w+(?:![rsa])?(?::[^{}]*)?\}`?\u2069")  # LRI or FSI, a placeholder, PDI
+
+
+@pytest.mark.parametrize("domain, folder", [(domain, folder) for domain, folder, _ in DOMAINS])
+def test_persian_writes_latin_digits_persian_letters_and_isolates_each_placeholder(domain, folder):
+    """Each value a Persian text names is isolated (docs/persian.md, "Right to left"), and no other
+    bidirectional control is written."""
+    catalog = _catalog(po_of(domain, folder, "fa"))
     for message in catalog:
         for text in message.string if isinstance(message.string, tuple) else [message.string]:
-            assert not re.search(r"[۰-۹٠-٩يك\u200E\u200F\u202A-\u202E\u2066-\u2069]", text), text
+            rest = ISOLATED.sub("", text)
+            assert not re.search(r"[۰-۹٠-٩يك\u200E\u200F\u202A-\u202E\u2066-\u2069]", rest), text
+            assert not placeholders(rest), f"{text!r}: isolate each placeholder (U+2066 or U+2068 ... U+2069)"
 
 
 def test_the_engine_speaks_the_language_it_is_asked_to():

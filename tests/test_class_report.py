@@ -555,8 +555,9 @@ def test_a_persian_course_s_report_reads_persian_feedback_and_isolates_its_texts
     assert '<td class="expected"><code>[1, 2, 1]</code>' in merge
     assert "<code>merge([1, 2, 1, 2], (1, 2), 5)</code>" in merge
     raised = page.split(f'id="ex-{EX}-test_raise"')[1].split('<div class="example"')[0]
-    assert ('<li>2 × <bdi dir="rtl"><code dir="ltr">ex1_merge_tracing.merge([1, 2], (1, 2), 3)</code> خطای '
-            '<code dir="ltr">ValueError</code> داد: <code dir="ltr">bad id</code></bdi></li>') in raised
+    assert ('<li>2 × <bdi dir="rtl">فراخوانی <code dir="ltr">ex1_merge_tracing.merge([1, 2], (1, 2), 3)</code> '
+            'خطای <code dir="ltr">ValueError</code> داد: <code dir="ltr">bad id</code></bdi></li>') in raised
+    assert "\u2066" not in page and "\u2068" not in page  # the page's markup isolates, not the controls
 
 
 @pytest.mark.browser

@@ -28,6 +28,7 @@ from autograder.engine.report import write_reports
 from autograder.engine.run import Scope, grade_staged, name_cells
 from autograder.results import split_feedback
 from tests.conftest import ROOT, autograder, leaks
+from tests.persian import english_prose
 from tests.test_class_report import chromium, screenshot
 
 pytestmark = pytest.mark.slow
@@ -88,7 +89,8 @@ def test_the_persian_release_speaks_persian_with_code_left_to_right(releases):
         assert shipped == module_source(PERSIAN, ROOT / relative) != (ROOT / relative).read_text(), relative
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert readme.startswith(f'<div dir="rtl">\n\n# {title(PERSIAN)}\n')
-    assert "| `ex1_merge_tracing` | ردگیری ادغام‌ها" in readme and "| 10 (امتیاز اضافی) |" in readme
+    assert '| <span dir="ltr">`ex1_merge_tracing`</span> | ردگیری ادغام‌ها' in readme
+    assert "| 10 امتیاز اضافی |" in readme
     assert '<span dir="ltr">`exercises/`</span>: کار شما.' in readme
     assert "```sh\n.venv/bin/python -m tokcourse.assets fetch corpus cl100k_base\n```" in readme
     assert "Your copy of the course" not in readme and "Fetch the data" not in readme
@@ -135,7 +137,9 @@ def test_the_reference_and_the_persian_stubs_grade_the_same_in_both_languages(re
              for language, course in (("en", COURSE), ("fa", PERSIAN))}
     assert json.dumps(graded(stubs["en"].results)) == json.dumps(graded(stubs["fa"].results))
     assert all("هنوز نوشته نشده است" in test["output"] for test in stubs["fa"].results["tests"])
-    assert stubs["fa"].results["output"].startswith("کد دانشجو در محیط ایزوله اجرا شد: ")
+    assert stubs["fa"].results["output"].startswith("کد شما در محیط ایزوله اجرا شد: ")
+    said = "\n".join([stubs["fa"].results["output"], *(test["output"] for test in stubs["fa"].results["tests"])])
+    assert english_prose(said) == []  # what Gradescope shows a Persian student
     assert all("not implemented yet" in test["output"] for test in stubs["en"].results["tests"])
 
 
@@ -177,6 +181,39 @@ def test_check_in_the_persian_release_speaks_persian(releases):
     said = re.sub(r"[\w.]*[_.0-9][\w.]*|\bexercises\b|bwrap|landlock|uid|cgroup", "", said)  # code and layers
     assert "خودسنجی" in said and "هنوز نوشته نشده است" in said
     assert re.findall(r"[A-Za-z]{2,}", said) == []
+    assert english_prose(run.stdout) == []
+
+
+def test_check_in_the_persian_release_on_a_partly_wrong_submission_speaks_persian(releases):
+    """check's table, words and failures on samples/partly_wrong: no English prose (the failing
+    calls, values and falsifying examples are code)."""
+    run = autograder("check", str(ROOT / "samples" / "partly_wrong"), course=None, cwd=releases["fa"], inherit=False)
+    assert run.returncode == 1, run.stderr + run.stdout
+    assert "مورد قفل‌شده" in run.stdout
+    assert english_prose(run.stdout) == []
+
+
+def test_grade_lang_fa_writes_persian_feedback_and_the_english_grades(tmp_path):
+    """``grade --lang fa`` on the course's English file: feedback.md and the texts of results.json
+    (Gradescope's schema) in Persian, the titles too, with no English prose; the ``tests`` arrays,
+    names and scores, as ``grade`` in English gives them."""
+    submissions = [str(ROOT / "samples" / "partly_wrong"), str(ROOT / "exercises")]
+    for language in ("en", "fa"):
+        run = autograder("grade", *submissions, "--out", str(tmp_path / language), "--jobs", "2",
+                         *(["--lang", language] if language == "fa" else []), timeout=900)
+        assert run.returncode == 0, run.stderr + run.stdout
+    for name in ("partly_wrong", "exercises"):
+        english, persian = (json.loads((tmp_path / language / name / "results.json").read_text(encoding="utf-8"))
+                            for language in ("en", "fa"))
+        assert json.dumps(graded(english)) == json.dumps(graded(persian))
+        assert english["score"] == persian["score"]
+        feedback = (tmp_path / "fa" / name / "feedback.md").read_text(encoding="utf-8")
+        assert feedback.startswith('<div dir="rtl">\n\n# ' + title(PERSIAN) + ": بازخورد ")
+        assert "ویژگی‌های عمومی" not in feedback and "توکن‌های ویژه و پیش‌توکن‌سازی" in feedback  # a title
+        assert english_prose(feedback) == []
+        texts = "\n".join([persian["output"], *(test["output"] for test in persian["tests"])])
+        assert english_prose(texts) == []
+        assert "Score:" in (tmp_path / "en" / name / "feedback.md").read_text(encoding="utf-8")
 
 
 def test_the_gradescope_bundle_records_its_language(tmp_path):
@@ -196,7 +233,8 @@ def test_the_persian_nbgrader_course(tmp_path):
     exercise = COURSE.exercises[0]
     notebook = nbformat.read(out / "source" / exercise.module / f"{exercise.module}.ipynb", as_version=4)
     task = notebook.cells[0].source
-    assert task.startswith(f'<div dir="rtl">\n\n# {title(PERSIAN, exercise)}\n\nتمرین 1: ردگیری ادغام‌ها.')
+    assert task.startswith('<div dir="rtl">\n\n# ردگیری ادغام‌ها: ببینید BPE چطور <span dir="ltr">`th`</span> و سپس '
+                           '<span dir="ltr">`the`</span> را می‌سازد\n\nتمرین 1: ردگیری ادغام‌ها.')
     assert "**این نوت‌بوک چطور کار می‌کند.**" in task and "```python\n>>> steps = trace_merges(" in task
     assert "How this notebook works" not in task
     cells = {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells}
@@ -206,7 +244,7 @@ def test_the_persian_nbgrader_course(tmp_path):
     assert "# کارتان را بسنجید" in grade_cell and "امتیاز این تمرین: 20." in grade_cell
     assert grade_cell.endswith(f'grader.check("{exercise.module}")')
     bonus = nbformat.read(out / "source" / "ex6_unigram" / "ex6_unigram.ipynb", as_version=4)
-    assert "امتیاز این تمرین: 10 (امتیاز اضافی)." in bonus.cells[-1].source
+    assert "امتیاز این تمرین: 10 امتیاز اضافی." in bonus.cells[-1].source
     for folder in (out / "grading", out / "source" / exercise.module / "grader"):
         assert load_course(folder / "course.yaml").language == "fa"
     beside = (out / "source" / exercise.module / "exercises" / "lesson.py").read_text(encoding="utf-8")
@@ -266,16 +304,21 @@ def test_persian_nbgrader_feedback_reads_right_to_left_with_its_code_intact(pers
     module = COURSE.exercises[0].module
     graded = nbformat.read(persian_nbgrader / "autograded" / "ali" / module / f"{module}.ipynb", as_version=4)
     text = graded.cells[-1].outputs[0]["text"]
-    assert re.match(rf"{module}: \d+ از 20 امتیاز\.\n", text) and "points" not in text
-    assert "رد شد  test_merge_pair_replaces_left_to_right_without_overlap (0 از 1)" in text
+    assert re.match(rf"ماژول \u2066{module}\u2069: \u2068\d+\u2069 از \u206820\u2069 امتیاز\.\n", text)
+    assert "points" not in text
+    failed = "test_merge_pair_replaces_left_to_right_without_overlap"
+    assert f"رد شد  \u2068{failed}\u2069 (\u20680\u2069 از \u20681\u2069)" in text
     page = persian_feedback_page(persian_nbgrader, "ali")
     assert page.count('<div dir="rtl">') >= 2  # the task, and the feedback
     assert "<p>رد شد  <bdi>test_merge_pair_replaces_left_to_right_without_overlap</bdi> (<bdi>0</bdi> از " \
            "<bdi>1</bdi>)</p>" in page
-    examples = re.findall(r'<pre dir="ltr">(Falsifying (?:explicit )?example: \w+\(.*?\))</pre>', page, flags=re.S)
+    examples = re.findall(r'<p>مثال نقض[^<]*:</p>\n<pre dir="ltr">(\w+\(.*?\))</pre>', page, flags=re.S)
     assert examples and all("\n    ids=" in example for example in examples)
     assert '<code dir="ltr">ex1_merge_tracing.render_trace</code> هنوز نوشته نشده است' in page
     assert "Hidden properties" not in page and "ویژگی‌های پنهان: <bdi>" in page
+    assert english_prose(text) == []  # the grade cell's feedback
+    feedback = page[page.rindex('<div dir="rtl">'):]  # the page's own words (Score:, Grade cell:) are nbgrader's
+    assert "مثال نقض" in feedback and english_prose(feedback) == []
 
 
 def test_persian_validate_fails_the_stubs_in_persian(persian_nbgrader):
@@ -283,7 +326,7 @@ def test_persian_validate_fails_the_stubs_in_persian(persian_nbgrader):
 
     module = COURSE.exercises[0].module
     said = nbgrader(persian_nbgrader, "validate", f"release/{module}/{module}.ipynb")
-    assert "CheckFailed" in said and f"{module}: همه‌ی بررسی‌ها قبول نشدند" in said, said
+    assert "CheckFailed" in said and f"ماژول \u2066{module}\u2069: همه‌ی سنجش‌ها قبول نشدند" in said, said
     assert "not every check passed" not in said
 
 
@@ -348,6 +391,5 @@ def test_persian_nbgrader_feedback_renders_in_headless_chromium(persian_nbgrader
     laid = json.loads(html.unescape(found[1]))
     assert laid["box"] == "rtl" and laid["code"] and set(laid["code"]) == {"ltr"}
     assert {direction for direction, _ in laid["pre"]} == {"ltr"}
-    assert any(text.startswith("Falsifying explicit example: test_merge_pair_") and "\n    ids=[" in text
-               for _, text in laid["pre"])
+    assert any(text.startswith("test_merge_pair_") and "\n    ids=[" in text for _, text in laid["pre"])
     assert all(direction == "rtl" and right < 2 for direction, _, right in laid["p"]), laid["p"]

@@ -32,6 +32,8 @@ from autograder.results import LOCKED_PREFIX, Grade, PropertyResult
 from autograder.suite import expect_equal
 from tests.conftest import ROOT
 
+L, F, P = bidi.LRI, bidi.FSI, bidi.PDI  # a value isolated left to right, by its first letter, and the end
+
 ENGLISH = load_course(ROOT / "course.yaml")
 # the course as a Persian channel ships it: its language, and its titles in Persian
 PERSIAN = ENGLISH.model_copy(update={"language": "fa", "title": title(ENGLISH.model_copy(update={"language": "fa"})),
@@ -86,25 +88,30 @@ def test_hidden_reasons_and_headlines_speak_persian():
     with speaking("fa"):
         assert hidden_reason(AssertionError()) == "نتیجه‌ی نادرست"
         assert hidden_reason(SandboxFailure("not_implemented", "")) == "هنوز نوشته نشده است"
-        assert _expected() == "merge([1, 2, 1, 2], (1, 2), 5): انتظار [1, 2, 1] می‌رفت، ولی [5, 5, 5] به دست آمد"
+        # the line starts with Persian, and each value it names is isolated in plain text
+        assert _expected() == (f"برای {L}merge([1, 2, 1, 2], (1, 2), 5){P} انتظار {L}[1, 2, 1]{P} می‌رفت، "
+                               f"ولی {L}[5, 5, 5]{P} به دست آمد")
 
 
 def test_persian_feedback_reads_right_to_left_with_its_code_intact():
     markdown = feedback_markdown(PERSIAN, "sara", grade_in("fa"))
-    assert markdown.startswith(f'<div dir="rtl">\n\n# {PERSIAN.title}: بازخورد sara\n')
+    assert markdown.startswith(f'<div dir="rtl">\n\n# {PERSIAN.title}: بازخورد <span dir="ltr">`sara`</span>\n')
     assert "**امتیاز: 2 از 20**\n\nاین بار فقط ex1_merge_tracing نمره‌دهی شد." in markdown
     # every fenced block is outside the right-to-left blocks, and every right-to-left block is closed
     blocks = re.split(r"^ *```.*?^ *```$", markdown, flags=re.M | re.S)
     for prose in blocks:
         assert prose.count('<div dir="rtl">') == prose.count("</div>")
     code = "\n".join(re.findall(r"^ *```text\n(.*?)^ *```$", markdown, flags=re.M | re.S))
-    for line in FALSIFYING:  # the falsifying example, line for line, left to right
+    for line in ["test_merge(", *FALSIFYING[1:]]:  # the falsifying example, line for line, left to right
         assert f"  {line}\n" in code + "\n"
+    assert "\n  مثال نقض:\n" in markdown and "Falsifying" not in markdown  # hypothesis's heading, in Persian
     assert "<div" not in code and "<span" not in code
     # code inside a Persian headline: in code spans, those with edges that would move kept left to right
-    assert ('<span dir="ltr">`merge([1, 2, 1, 2], (1, 2), 5)`</span>: انتظار <span dir="ltr">`[1, 2, 1]`</span> '
+    assert ('برای <span dir="ltr">`merge([1, 2, 1, 2], (1, 2), 5)`</span> انتظار <span dir="ltr">`[1, 2, 1]`</span> '
             'می‌رفت، ولی <span dir="ltr">`[5, 5, 5]`</span> به دست آمد') in markdown
-    assert "`ex1_merge_tracing.trace_merges` هنوز نوشته نشده است: `test_trace`, مورد قفل‌شده: `a trace`" in markdown
+    assert ('<span dir="ltr">`ex1_merge_tracing.trace_merges`</span> هنوز نوشته نشده است: '
+            '<span dir="ltr">`test_trace`</span>، مورد قفل‌شده: <span dir="ltr">`a trace`</span>') in markdown
+    assert not bidi.CONTROLS.search(markdown)  # the page's markup keeps the direction, not the controls
     assert "پنهان" not in markdown  # a hidden property that is not blocked shows its reason, not the word
     assert "نتیجه‌ی نادرست." in markdown
     assert not ENGLISH_WORDS.search(re.sub(r"`[^`]*`|```.*?```", "", markdown, flags=re.S))
@@ -152,11 +159,12 @@ def test_nbgrader_feedback_speaks_persian_and_reads_back_in_either_language():
         with speaking(language):
             texts[language] = feedback_text(EX, 20, grade_in(language))
     persian = texts["fa"].splitlines()
-    assert persian[0] == f"{EX}: 2 از 20 امتیاز."
+    assert persian[0] == f"ماژول {L}{EX}{P}: {F}2{P} از {F}20{P} امتیاز."
     assert persian[1].startswith("سلول‌های کد شما")
-    assert persian[2] == "کد دانشجو در محیط ایزوله اجرا شد: bwrap + landlock."
-    assert "قبول  test_ok (2 از 2)" in persian and "رد شد  test_merge (0 از 3)" in persian
-    assert persian[-1] == "ویژگی‌های پنهان: 0 از 1 قبول (0 از 4 امتیاز)."
+    assert persian[2] == f"کد شما در محیط ایزوله اجرا شد: {L}bwrap + landlock{P}."
+    assert f"قبول شد  {F}test_ok{P} ({F}2{P} از {F}2{P})" in persian
+    assert f"رد شد  {F}test_merge{P} ({F}0{P} از {F}3{P})" in persian
+    assert persian[-1] == f"ویژگی‌های پنهان: {F}0{P} از {F}1{P} قبول‌شده ({F}0{P} از {F}4{P} امتیاز)."
     assert not ENGLISH_WORDS.search(texts["fa"])
     read = {language: read_feedback(EX, text) for language, text in texts.items()}
     assert read["en"] is not None and read["fa"] is not None
@@ -172,14 +180,16 @@ def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_ri
     with speaking("fa"):
         text = feedback_text(EX, 20, grade_in("fa"))
     page = right_to_left(nbformat.v4.new_output("stream", name="stdout", text=text))["data"]["text/html"]
-    assert page.startswith('<div dir="rtl"><p><bdi>ex1_merge_tracing</bdi>: <bdi>2</bdi> از <bdi>20</bdi> امتیاز.</p>')
-    assert "<p>قبول  <bdi>test_ok</bdi> (<bdi>2</bdi> از <bdi>2</bdi>)</p>" in page
+    assert page.startswith('<div dir="rtl"><p>ماژول <bdi>ex1_merge_tracing</bdi>: <bdi>2</bdi> از <bdi>20</bdi> '
+                           'امتیاز.</p>')
+    assert not bidi.CONTROLS.search(page)
+    assert "<p>قبول شد  <bdi>test_ok</bdi> (<bdi>2</bdi> از <bdi>2</bdi>)</p>" in page
     assert "<p>رد شد  <bdi>test_merge</bdi> (<bdi>0</bdi> از <bdi>3</bdi>)</p>" in page
-    assert page.endswith("<p>ویژگی‌های پنهان: <bdi>0</bdi> از <bdi>1</bdi> قبول (<bdi>0</bdi> از <bdi>4</bdi> "
+    assert page.endswith("<p>ویژگی‌های پنهان: <bdi>0</bdi> از <bdi>1</bdi> قبول‌شده (<bdi>0</bdi> از <bdi>4</bdi> "
                          "امتیاز).</p></div>")
     # each property's output indented under its line; the falsifying example intact, left to right
-    assert '<pre dir="ltr">' + "\n".join(FALSIFYING) + "</pre>" in page
-    assert ('<code dir="ltr">merge([1, 2, 1, 2], (1, 2), 5)</code>: انتظار <code dir="ltr">[1, 2, 1]</code> '
+    assert '<p>مثال نقض:</p>\n<pre dir="ltr">' + "\n".join(["test_merge(", *FALSIFYING[1:]]) + "</pre>" in page
+    assert ('برای <code dir="ltr">merge([1, 2, 1, 2], (1, 2), 5)</code> انتظار <code dir="ltr">[1, 2, 1]</code> '
             'می‌رفت، ولی <code dir="ltr">[5, 5, 5]</code> به دست آمد') in page
     assert page.count("<blockquote>") == page.count("</blockquote>") >= 3
     assert clean(page) == page.replace("&quot;", "\"")  # what the page's sanitizer keeps: all of it
@@ -200,8 +210,9 @@ def test_the_check_cell_fails_in_the_course_s_language(tmp_path):
     assert spec is not None and spec.loader is not None
     grader = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(grader)
-    assert grader.FAILED.format(module=EX) == (f"{EX}: همه‌ی بررسی‌ها قبول نشدند (بالا را ببینید)؛ درستش کنید، "
-                                              "ذخیره کنید و این سلول را دوباره اجرا کنید")
+    assert grader.FAILED.format(module=EX) == (f"ماژول {L}{EX}{P}: همه‌ی سنجش‌ها قبول نشدند (بالا را ببینید)؛ "
+                                              "درستش کنید، ذخیره کنید و این سلول را دوباره اجرا کنید")
+    assert "\u2066" not in engine_words(PERSIAN, template)  # written escaped: no control in the source
 
 
 def test_submission_notes_speak_the_course_s_language(tmp_path):
@@ -214,7 +225,8 @@ def test_submission_notes_speak_the_course_s_language(tmp_path):
         staged.remove()
         notes[course.language] = staged.notes
     assert notes == {"en": ["skipped 'exercises/elsewhere.py': links and special files are not graded"],
-                     "fa": ["'exercises/elsewhere.py' کنار گذاشته شد: پیوندها و فایل‌های ویژه نمره‌دهی نمی‌شوند"]}
+                     "fa": [f"{L}'exercises/elsewhere.py'{P} کنار گذاشته شد: پیوندها و فایل‌های ویژه نمره‌دهی "
+                            "نمی‌شوند"]}
 
 
 def test_gradescope_says_grading_failed_in_the_course_s_language():
@@ -226,4 +238,4 @@ def test_gradescope_says_grading_failed_in_the_course_s_language():
         said[course.language] = json.loads(run.stdout)["output"]
     assert said["en"] == ("The autograder could not grade this submission (exit 3). This is not your mistake: tell "
                           "your instructor.")
-    assert said["fa"].startswith("نمره‌دهنده‌ی خودکار نتوانست") and "(کد خروج 3)" in said["fa"]
+    assert said["fa"].startswith("نمره‌دهنده‌ی خودکار نتوانست") and f"(کد خروج {F}3{P})" in said["fa"]

@@ -75,7 +75,7 @@ def test_a_persian_course_shows_the_persian_texts_and_an_english_one_the_english
     english = ENGLISH[key]
     assert suite_texts.description(COURSE, *key, english) == english
     shown = suite_texts.description(PERSIAN, *key, english)
-    assert shown.startswith("merge_pair ") and "جایگزین" in shown and "\n" not in shown
+    assert shown.startswith("\u2066merge_pair\u2069 ") and "جایگزین" in shown and "\n" not in shown
     assert suite_texts.description(PERSIAN, "ex1_merge_tracing", "test_gone", english) == english
     assert suite_texts.case_name(PERSIAN, "ex1_merge_tracing", "a token's tree") == "درخت یک توکن"
     assert suite_texts.case_name(COURSE, "ex1_merge_tracing", "a token's tree") == "a token's tree"
@@ -85,7 +85,7 @@ def test_a_locked_case_is_shown_by_its_persian_name_and_keeps_its_english_one():
     result = PropertyResult("ex1_merge_tracing", f"{LOCKED_PREFIX}a token's tree", 0, 0, False, False, "x")
     assert shown_name(COURSE, result, code=True) == "locked case: `a token's tree`"
     with speaking("fa"):  # as a report that shows it speaks
-        assert shown_name(PERSIAN, result, code=True) == "مورد قفل‌شده: درخت یک توکن"
+        assert shown_name(PERSIAN, result, code=True) == "مورد قفل‌شده: \u2068درخت یک توکن\u2069"
     markdown = feedback_markdown(PERSIAN, "s", Grade((result,), (), 1.0))
     assert "مورد قفل‌شده: درخت یک توکن" in markdown and "a token's tree" not in markdown
 
@@ -97,7 +97,7 @@ def test_a_persian_check_of_locked_cases_names_them_in_persian(tmp_path):
     submission = shutil.copytree(ROOT / "exercises", tmp_path / "mine" / "exercises")
     results = check_locked(course, submission.parent)
     assert {r.name for r in results} == {f"{LOCKED_PREFIX}{name}" for _, name in CASES}
-    assert any(r.output.startswith("مورد قفل‌شده‌ی «درخت یک توکن»") for r in results)
+    assert any(r.output.startswith("مورد قفل‌شده‌ی \u2068«درخت یک توکن»\u2069") for r in results)
     shipped = yaml.safe_load((release / COURSE.suite_texts["fa"]).read_text(encoding="utf-8"))
     kept = {name for kinds in shipped.values() for name in kinds["properties"]}
     assert kept and not kept & set(hidden_properties()) and leaks(release) == []

@@ -33,6 +33,8 @@ PERSIAN = COURSE.model_copy(update={"language": "fa"})
 PACKAGE = COURSE.path(COURSE.package)
 LOCALE = COURSE.path(COURSE.delivery.translations) / "fa"
 MODULES = sorted(PACKAGE.glob("*.py"))
+SUPPORT = [COURSE.path(module) for module in COURSE.sandbox.support_modules]  # their docstrings a student reads too
+TRANSLATED = [*MODULES, *SUPPORT]
 
 
 def docstrings_of(path: Path) -> list[tuple[str, ast.Expr, tuple[str, ...]]]:
@@ -41,10 +43,12 @@ def docstrings_of(path: Path) -> list[tuple[str, ast.Expr, tuple[str, ...]]]:
 
 
 def texts(path: Path) -> dict:
-    return yaml.safe_load((LOCALE / path.with_suffix(".yaml").name).read_text(encoding="utf-8"))
+    """The Persian texts of a package module (by its name) or a support module (by its path)."""
+    relative = path.name if path.parent == PACKAGE else path.relative_to(ROOT)
+    return yaml.safe_load((LOCALE / Path(relative).with_suffix(".yaml")).read_text(encoding="utf-8"))
 
 
-EVERY_DOCSTRING = [(path.name, key) for path in MODULES for key, _, _ in docstrings_of(path)]
+EVERY_DOCSTRING = [(path.relative_to(ROOT).as_posix(), key) for path in TRANSLATED for key, _, _ in docstrings_of(path)]
 
 
 def test_every_module_of_the_package_and_every_exercise_is_covered():
@@ -55,7 +59,7 @@ def test_every_module_of_the_package_and_every_exercise_is_covered():
 
 @pytest.mark.parametrize("module, key", EVERY_DOCSTRING)
 def test_each_docstring_has_a_persian_text_that_quotes_what_the_english_quotes(module, key):
-    path = PACKAGE / module
+    path = ROOT / module
     (_, node, parameters), = [d for d in docstrings_of(path) if d[0] == key]
     persian = texts(path)
     assert isinstance(persian.get(key), str) and persian[key].strip(), f"{module}: no Persian text for {key}"
@@ -67,7 +71,7 @@ def test_each_docstring_has_a_persian_text_that_quotes_what_the_english_quotes(m
     assert re.search(r"[\u0600-\u06ff]", persian[key]), f"{module} {key}: not Persian"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda p: p.name)
 def test_the_persian_module_is_the_english_code_with_persian_docstrings(path):
     english, persian = path.read_text(encoding="utf-8"), module_source(PERSIAN, path)
     assert persian != english
@@ -223,7 +227,8 @@ def test_a_persian_channel_without_the_course_s_texts_says_so(tmp_path):
 def test_persian_markdown_is_right_to_left_with_code_left_to_right():
     text = "# عنوان\n\nپوشه‌ی `exercises/` و `check` و `[5, 5, 5]`.\n\n```sh\nls  # فهرست\n```\n\nپایان.\n"
     shown = markdown(PERSIAN, text)
-    assert shown == ('<div dir="rtl">\n\n# عنوان\n\nپوشه‌ی <span dir="ltr">`exercises/`</span> و `check` و '
+    assert shown == ('<div dir="rtl">\n\n# عنوان\n\nپوشه‌ی <span dir="ltr">`exercises/`</span> و '
+                     '<span dir="ltr">`check`</span> و '
                      '<span dir="ltr">`[5, 5, 5]`</span>.\n\n</div>\n\n```sh\nls  # فهرست\n```\n\n'
                      '<div dir="rtl">\n\nپایان.\n\n</div>\n')
     assert markdown(COURSE, text) == text

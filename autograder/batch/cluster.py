@@ -70,7 +70,8 @@ class Cluster:
         does locally."""
         packed = {"name": name, "files": pack(staged.root), "notes": staged.notes}
         task = self.client.submit(grade_on_worker, str(course.file), self.digest, self.unsafe, packed, part.exercises,
-                                  pure=False, key=task_key(self.digest, name, staged, part.exercises))
+                                  course.language, pure=False,
+                                  key=task_key(self.digest, name, staged, part.exercises, course.language))
         try:
             reports, seconds, problem = task.result()
         except Exception as error:  # the worker refused, or died as often as Dask allows
@@ -206,12 +207,12 @@ def unpack(files: dict[str, bytes], root: Path) -> None:
         target.write_bytes(data)
 
 
-def grade_on_worker(course_file: str, digest: str, unsafe: bool, packed: dict,
-                    exercises: list[str] | None) -> tuple[dict[str, str], float, str]:
+def grade_on_worker(course_file: str, digest: str, unsafe: bool, packed: dict, exercises: list[str] | None,
+                    language: str = "en") -> tuple[dict[str, str], float, str]:
     """A Dask task: grade one packed submission here (``name``, ``files`` as :func:`pack` made them,
-    ``notes``); return its report files, seconds and problem."""
+    ``notes``), its feedback in ``language``; return its report files, seconds and problem."""
     name = packed["name"]
-    course = _worker_course(course_file, digest)
+    course = _worker_course(course_file, digest).model_copy(update={"language": language})
     graders = _graders(course, digest, unsafe)
     with tempfile.TemporaryDirectory(prefix="autograder-cluster-") as scratch:
         root, folder = Path(scratch) / "submission", Path(scratch) / "reports"
@@ -223,10 +224,11 @@ def grade_on_worker(course_file: str, digest: str, unsafe: bool, packed: dict,
     return reports, seconds, problem
 
 
-def task_key(digest: str, name: str, staged: Staged, exercises: list[str] | None) -> str:
+def task_key(digest: str, name: str, staged: Staged, exercises: list[str] | None, language: str = "en") -> str:
     """The Dask key of a grading: two clients on one scheduler share a result only if the same
-    course grades the same files, for the same exercises, under the same name."""
-    return f"grade-{name}-{digest[:16]}-{staged.digest[:16]}-{'+'.join(exercises or ['all'])}"
+    course grades the same files, for the same exercises, under the same name, in one language."""
+    return f"grade-{name}-{digest[:16]}-{staged.digest[:16]}-{'+'.join(exercises or ['all'])}" + \
+        ("" if language == "en" else f"-{language}")
 
 
 def _graders(course: Course, digest: str, unsafe: bool) -> GraderPool:
@@ -236,14 +238,15 @@ def _graders(course: Course, digest: str, unsafe: bool) -> GraderPool:
     Before its first task of a course, the worker checks its sandbox and runs the canary (as
     at the batch's start, for a worker that joined since): a refusal fails the task."""
     holds = require_isolation(unsafe).holds  # checked on every task
+    key = (digest, course.language)  # a grader process speaks the language it was started in
     with _POOLS_LOCK:
-        if digest not in _POOLS:
-            if holds:
+        if key not in _POOLS:
+            if holds and not any(known == digest for known, _ in _POOLS):
                 run_canary(course)
-            _POOLS[digest] = GraderPool()
-            atexit.register(_POOLS[digest].__exit__)
-        return _POOLS[digest]
+            _POOLS[key] = GraderPool()
+            atexit.register(_POOLS[key].__exit__)
+        return _POOLS[key]
 
 
-_POOLS: dict[str, GraderPool] = {}
+_POOLS: dict[tuple[str, str], GraderPool] = {}
 _POOLS_LOCK = threading.Lock()

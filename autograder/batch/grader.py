@@ -180,7 +180,8 @@ class GraderProcess:
                "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         with open(Path(scratch) / "grader.log", "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "autograder", "--course", str(self.course.file), "grade-serve"],
+                [sys.executable, "-m", "autograder", "--course", str(self.course.file), "grade-serve",
+                 "--lang", self.course.language],
                 cwd=scratch, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         if self.core is not None:  # before it starts a worker: they inherit it
             os.sched_setaffinity(self.process.pid, {self.core})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from ..config import Course
+from ..delivery.translation import in_its_language
 from ..errors import GraderError
 
 
@@ -22,3 +23,9 @@ def refuse_release(course: Course) -> None:
 def in_chosen_language(course: Course, args: argparse.Namespace) -> Course:
     """The course in the language ``--lang`` chose, else as its file says."""
     return course.model_copy(update={"language": args.lang}) if args.lang else course
+
+
+def graded_in_chosen_language(course: Course, args: argparse.Namespace) -> Course:
+    """The course as grading shows it to students: in the language ``--lang`` chose (else its
+    file's), its titles too."""
+    return in_its_language(in_chosen_language(course, args))

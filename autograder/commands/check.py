@@ -21,10 +21,12 @@ from ..engine.run import Scope, grade_staged, name_cells
 from ..i18n import _, in_course_language
 from ..isolation import require_isolation
 from ..reports.terminal import print_check
+from . import graded_in_chosen_language
 
 
 @in_course_language
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
+    course = graded_in_chosen_language(course, args)
     if not course.is_release:  # the full course holds the solutions: as official as grading
         require_isolation(args.unsafe)
     staged = stage(course, Path(args.path) if args.path else course.path(course.package))

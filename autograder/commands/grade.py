@@ -1,8 +1,9 @@
 """``grade SUBMISSION ... --out DIR``: official grading of submissions, here or on a Dask cluster.
 
 Each submission (a folder, a .zip, a .py or an .ipynb file) is graded, of the ``--exercise``
-chosen alone if given, into ``DIR/<name>/results.json`` and ``feedback.md``, with
-``DIR/grades.csv`` and ``DIR/gradebook.sqlite`` (:mod:`autograder.batch.batch`). Before anything
+chosen alone if given, its feedback in the language ``--lang`` chose (else the course file's),
+into ``DIR/<name>/results.json`` and ``feedback.md``, with ``DIR/grades.csv`` and
+``DIR/gradebook.sqlite`` (:mod:`autograder.batch.batch`). Before anything
 is graded the sandbox's canary runs (:mod:`autograder.batch.canary`); with ``--cluster`` the
 workers of a Dask cluster grade (:mod:`autograder.batch.cluster`), and check their own sandboxes.
 Exits 0 whenever grading ran, whatever the scores; 2 when a submission's grading failed.
@@ -23,11 +24,12 @@ from ..config import Course
 from ..engine.digest import course_digest
 from ..isolation import isolation_note, require_isolation
 from ..reports.terminal import print_grades
-from . import refuse_release
+from . import graded_in_chosen_language, refuse_release
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     refuse_release(course)
+    course = graded_in_chosen_language(course, args)
     course_digest(course)  # a course file the grader cannot read stops the batch here, before the canary
     if not args.cluster and require_isolation(args.unsafe).holds:  # a cluster's workers check their own
         run_canary(course, args.out.resolve())

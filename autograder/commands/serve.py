@@ -25,9 +25,11 @@ from ..config import Course
 from ..engine.report import read_results, write_reports
 from ..engine.run import Scope, grade_staged
 from ..isolation import require_isolation
+from . import graded_in_chosen_language
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
+    course = graded_in_chosen_language(course, args)  # the batch's --lang: the students' words
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     require_isolation(args.unsafe)

@@ -86,7 +86,7 @@ def exercise_notebook(course: Course, exercise: Exercise):
     import nbformat.v4 as v4
 
     module = exercise.module
-    stub = _Source(module_source(course, course.path(course.package) / f"{module}.py"))
+    stub = _Source(module_source(course, course.path(course.package) / f"{module}.py", marked=False))
     reference = _flatten(course.solutions_path(), module)
     how_to = _cell_text(course, "nbgrader_howto", package=course.package)
     task = markdown(course, f"# {title(course, exercise)}\n\n{_markdown(stub.docstring)}\n\n{how_to}")
@@ -137,7 +137,7 @@ def _provided_docs(course: Course) -> list[tuple[str, str]]:
     for relative in course.provided:
         path = course.path(relative)
         if path.suffix == ".py" and path.name != "__init__.py":
-            doc = ast.get_docstring(ast.parse(module_source(course, path)))
+            doc = ast.get_docstring(ast.parse(module_source(course, path, marked=False)))
             if doc:
                 docs.append((relative, doc))
     return docs

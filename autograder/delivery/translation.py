@@ -47,29 +47,55 @@ ADDITIONS = "__additions__"  # the key of what the texts quote beyond the Englis
 # --- what a channel asks ------------------------------------------------------------------------
 
 
-def module_source(course: Course, path: Path) -> str:
+def module_source(course: Course, path: Path, marked: bool = True) -> str:
     """The text of ``path`` as the course's students read it: a module of the package with its
-    docstrings in the course's language, any other file as it is."""
+    docstrings in the course's language, any other file as it is. A right-to-left language's
+    docstrings are ``marked`` for plain text (:func:`autograder.bidi.docstring`), unless they go
+    where an editor lays every line out left to right and shows the marks as dots (a notebook's
+    code cell in JupyterLab)."""
     text = path.read_text(encoding="utf-8")
-    package = course.path(course.package)
-    if course.language == "en" or path.suffix != ".py" or package not in path.resolve().parents:
+    found = _translated(course, path)
+    if course.language == "en" or found is None:
         return text
-    relative = path.resolve().relative_to(package)
-    texts_file = _folder(course) / relative.with_suffix(".yaml")
-    where = f"{course.package}/{relative.as_posix()}"
+    where, texts = found
+    texts_file = _folder(course) / texts.with_suffix(".yaml")
     if not texts_file.is_file():
         raise GraderError(f"{_shown(course, texts_file)}: no such file (the {course.language} docstrings of {where})")
-    return translate(text, _load(course, texts_file), where, _shown(course, texts_file))
+    return translate(text, _load(course, texts_file), where, _shown(course, texts_file),
+                     marked and bidi.right_to_left(course.language))
+
+
+def _translated(course: Course, path: Path) -> tuple[str, Path] | None:
+    """If ``path`` is a module with texts in other languages (one of the package's, or a support
+    module), the path the course names it by and where its texts are in a language's folder (a
+    package module's by its path in the package, a support module's by its path in the course)."""
+    resolved, package = path.resolve(), course.path(course.package)
+    if path.suffix != ".py":
+        return None
+    if package in resolved.parents:
+        relative = resolved.relative_to(package)
+        return f"{course.package}/{relative.as_posix()}", relative
+    return next(((module, Path(module)) for module in course.sandbox.support_modules
+                 if course.path(module) == resolved), None)
+
+
+def shipped_source(course: Course, path: Path) -> str:
+    """``path`` (a package or support module) as the course's students have it: translated where
+    the course holds its texts, else as it is (a channel's copy is in its language already)."""
+    if course.delivery.translations is None:
+        return path.read_text(encoding="utf-8")
+    return module_source(course, path, marked=False)
 
 
 def localize(course: Course, out: Path) -> None:
-    """Put the course's language into the package modules a channel copied to ``out`` (paths as
-    in the course): each is rewritten with its translated docstrings."""
+    """Put the course's language into the package and support modules a channel copied to ``out``
+    (paths as in the course): each is rewritten with its translated docstrings."""
     if course.language == "en":
         return
     package = course.path(course.package)
-    for path in sorted(package.rglob("*.py")):
-        target = out / course.package / path.relative_to(package)
+    modules = [(path, out / course.package / path.relative_to(package)) for path in sorted(package.rglob("*.py"))]
+    modules += [(course.path(module), out / module) for module in course.sandbox.support_modules]
+    for path, target in modules:
         if target.is_file():
             target.write_text(module_source(course, path), encoding="utf-8")
 
@@ -80,6 +106,15 @@ def titled(course: Course, raw: dict) -> dict:
         return raw
     exercises = [{**item, "title": title(course, course.exercise(item["module"]))} for item in raw["exercises"]]
     return {**raw, "title": title(course), "exercises": exercises}
+
+
+def in_its_language(course: Course) -> Course:
+    """``course`` with its title and its exercises' titles in its language, read from its texts as
+    a channel reads them (a course file a channel shipped has them in it already, and no texts)."""
+    if course.language == "en" or course.delivery.translations is None:
+        return course
+    exercises = [e.model_copy(update={"title": title(course, e)}) for e in course.exercises]
+    return course.model_copy(update={"title": title(course), "exercises": exercises})
 
 
 def title(course: Course, exercise: Exercise | None = None) -> str:
@@ -100,8 +135,9 @@ def title(course: Course, exercise: Exercise | None = None) -> str:
 
 @in_course_language
 def points_text(course: Course, exercise: Exercise) -> str:
-    """``exercise``'s points as the course's language writes them: ``20``, or ``10 bonus``."""
-    return exercise.points_text
+    """``exercise``'s points as the course's language writes them: ``20``, or ``10 bonus`` (for a
+    page or a template, so without the controls of plain text)."""
+    return bidi.visible(exercise.points_text)
 
 
 @in_course_language
@@ -136,9 +172,11 @@ class Docstring:
     parameters: tuple[str, ...]  # of the function it documents (none for a module or a class)
 
 
-def translate(source: str, texts: dict, where: str = "the module", file: str = "the translation") -> str:
+def translate(source: str, texts: dict, where: str = "the module", file: str = "the translation",
+              right_to_left: bool = False) -> str:
     """``source`` with each docstring replaced by its text in ``texts`` (keys as in the module's
-    docstring); a :class:`GraderError` names every docstring without a text, every text without a
+    docstring), marked for plain text if it reads ``right_to_left`` (:func:`autograder.bidi.docstring`);
+    a :class:`GraderError` names every docstring without a text, every text without a
     docstring, every text that quotes other code than the English (with its ``__additions__``),
     and a result whose code differs."""
     found = documented(ast.parse(source))
@@ -157,7 +195,8 @@ def translate(source: str, texts: dict, where: str = "the module", file: str = "
     starts = _line_starts(data)
     for key, doc in sorted(found.items(), key=lambda item: item[1].node.lineno, reverse=True):
         begin, end = _span(starts, doc.node.value)
-        literal = _literal(data[begin:end].decode("utf-8"), texts[key], doc.node.col_offset)
+        text = bidi.docstring(texts[key]) if right_to_left else texts[key]
+        literal = _literal(data[begin:end].decode("utf-8"), text, doc.node.col_offset)
         data = data[:begin] + literal.encode("utf-8") + data[end:]
     result = data.decode("utf-8")
     try:

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..errors import ArgumentChanged, SandboxFailure, StudentError
-from ..i18n import N_, _
+from ..i18n import N_, _, ngettext
 from ..results import HIDDEN_REASON, NOT_WRITTEN, clip
 from .session import PRINTED_CHARS, MissingName
 
@@ -37,7 +37,7 @@ def property_feedback(summary: str, error: BaseException | None, hidden: bool, l
     share = limit // 3
     if is_blocked(error):  # the same words for every property it stops: no example, nothing printed
         return clip(f"{summary}\n\n{clip(str(error), share)}", limit)
-    notes = "\n".join(line for note in getattr(error, "__notes__", []) for line in note.splitlines()
+    notes = "\n".join(hypothesis_line(line) for note in getattr(error, "__notes__", []) for line in note.splitlines()
                       if not FIXTURE_LINE.match(line))
     lines = [summary, "", clip(str(error), share) if error is not None else _("failed")]
     if isinstance(error, StudentError) and error.traceback.strip():
@@ -51,6 +51,33 @@ def property_feedback(summary: str, error: BaseException | None, hidden: bool, l
         lines += ["", _("What your code printed during this example:"),
                   clip(printed, min(share, PRINTED_CHARS)).rstrip()]
     return clip("\n".join(lines), limit)
+
+
+# hypothesis's own words in its notes, as the feedback shows them: each line's pattern, and its message
+FALSIFYING = N_("Falsifying example: {call}")  # the class report reads these back
+FALSIFYING_EXPLICIT = N_("Falsifying explicit example: {call}")
+HYPOTHESIS_LINES = (
+    (re.compile(r"Falsifying example: (?P<call>.*)"), FALSIFYING),
+    (re.compile(r"Falsifying explicit example: (?P<call>.*)"), FALSIFYING_EXPLICIT),
+    (re.compile(r"Draw (?P<count>\d+): (?P<value>.*)"), N_("Draw {count}: {value}")),
+    (re.compile(r"Draw (?P<count>\d+) \((?P<label>.*?)\): (?P<value>.*)"), N_("Draw {count} ({label}): {value}")),
+)
+OTHER_EXAMPLES = re.compile(r"\(note: (?P<count>\d+) other explicit examples? also failed with this error; "
+                            r"use Verbosity\.verbose to view\)")
+
+
+def hypothesis_line(line: str) -> str:
+    """A line of hypothesis's notes in the language spoken now (English: as hypothesis wrote it)."""
+    for pattern, message in HYPOTHESIS_LINES:
+        if found := pattern.fullmatch(line):
+            return _(message).format(**found.groupdict())
+    if found := OTHER_EXAMPLES.fullmatch(line):
+        count = int(found["count"])
+        said = ngettext("(note: {count} other explicit example also failed with this error; use Verbosity.verbose "
+                        "to view)", "(note: {count} other explicit examples also failed with this error; use "
+                        "Verbosity.verbose to view)", count)
+        return said.format(count=count)
+    return line
 
 
 def description(function: Any) -> str:

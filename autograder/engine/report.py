@@ -33,7 +33,7 @@ def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
              ""]
     if len(by_exercise) < len(course.exercises):
         lines += [ngettext("Only {exercises} was graded this time.", "Only {exercises} were graded this time.",
-                           len(by_exercise)).format(exercises=", ".join(by_exercise)), ""]
+                           len(by_exercise)).format(exercises=_(", ").join(by_exercise)), ""]
     if grade.notes_text:
         lines += bidi.failure_markdown(grade.notes_text)[1:] if rtl else [grade.notes_text, ""]
     for exercise in (e for e in course.exercises if e.module in by_exercise):
@@ -44,7 +44,7 @@ def feedback_markdown(course: Course, name: str, grade: Grade) -> str:
             first = results[0]
             mark = (_("passed ({score:g}/{points:g})") if first.passed else _("FAILED ({score:g}/{points:g})")).format(
                 score=sum(r.score for r in results), points=sum(r.points for r in results))
-            names = ", ".join(shown_name(course, r, code=True) for r in results)
+            names = _(", ").join(shown_name(course, r, code=True) for r in results)
             text = cause(first) if first.blocked else first.output
             if first.blocked and "\n" not in text:  # one line: the cause, then what it stopped
                 said = _("- {mark} hidden, {cause}: {names}") if first.hidden else _("- {mark} {cause}: {names}")

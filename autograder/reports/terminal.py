@@ -7,11 +7,13 @@ function not written yet) take one line, as in ``feedback.md``
 
 from __future__ import annotations
 
+import functools
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .. import STUDENT_COMMAND
+from .. import STUDENT_COMMAND, bidi
 from ..config import Course, Exercise
 from ..engine.report import cause, entries, is_locked, shown_name
 from ..i18n import _, in_course_language, ngettext
@@ -28,10 +30,11 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     locked = any(map(is_locked, grade.results))
     checked = [(e, [r for r in grade.results if r.exercise == e.module]) for e in course.exercises]
     checked = sorted([(e, results) for e, results in checked if results], key=lambda item: _progress(item[1]))
+    cell = functools.partial(bidi.cell, course.language)  # each cell kept in its column by itself
     table = Table(title=_("{title}: self-check").format(title=course.title))
-    table.add_column(_("exercise"), no_wrap=True)
+    table.add_column(cell(_("exercise")), no_wrap=True)
     for column in (_("points"), _("public properties"), *([_("locked cases")] if locked else []), _("still failing")):
-        table.add_column(column)
+        table.add_column(cell(column))
     for exercise, results in checked:
         properties = [r for r in results if not is_locked(r)]
         cases = [r for r in results if is_locked(r)]
@@ -44,9 +47,11 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
             cells.append(_("{passed} of {total} pass").format(passed=sum(r.passed for r in cases), total=len(cases))
                          if cases else _("none"))
         cells.append(_failing(failing) if failing else "[green]" + _("nothing") + "[/]")
-        table.add_row(*cells)
+        table.add_row(*map(cell, cells))
     console.print(table)
-    console.print(_how_to_read(course, checked, locked), highlight=False)
+    # a right-to-left line is laid out whole where the terminal wraps it, not where rich would cut it
+    soft = bidi.right_to_left(course.language)
+    console.print(_how_to_read(course, checked, locked), highlight=False, soft_wrap=soft)
     for exercise, results in checked:
         failures = entries(r for r in results if not r.passed)
         if failures:
@@ -54,18 +59,20 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
         for group in failures:
             first = group[0]
             if first.blocked and "\n" not in cause(first):
-                names = ", ".join(shown_name(course, r) for r in group)
-                console.print(f"{cause(first)}: {names}", markup=False, highlight=False)
+                names = _(", ").join(bidi.code(course.language, shown_name(course, r)) if not is_locked(r)
+                                     else shown_name(course, r) for r in group)
+                console.print(f"{cause(first)}: {names}", markup=False, highlight=False, soft_wrap=soft)
                 continue
-            console.print(f"\n[bold red]✗ {escape(shown_name(course, first))}[/]", highlight=False)
-            console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False)
+            console.print(f"\n[bold red]✗ {escape(shown_name(course, first))}[/]", highlight=False, soft_wrap=soft)
+            console.print(cause(first) if first.blocked else first.output, markup=False, highlight=False,
+                          soft_wrap=soft)
     working = [e.module for e, results in checked if not all(r.passed for r in results)]
     if len(checked) > 1 and working:
         console.print("\n" + _("Working on one exercise? {command} checks it alone.").format(
-            command=f"[bold]{STUDENT_COMMAND} check --exercise {working[0]}[/]"), highlight=False)
+            command=f"[bold]{STUDENT_COMMAND} check --exercise {working[0]}[/]"), highlight=False, soft_wrap=soft)
     if grade.notes_text:
         console.print()
-        console.print(grade.notes_text, markup=False, highlight=False)
+        console.print(grade.notes_text, markup=False, highlight=False, soft_wrap=soft)
 
 
 def _progress(results: list[PropertyResult]) -> int:

@@ -32,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...config import Course, CourseConfigError
+from ...i18n import _
 
 WRAPPERS = frozenset({"dict", "list", "tuple", "set", "sorted", "len", "str"})
 
@@ -90,13 +91,13 @@ class Case:
         if self.target is None:
             return "\n".join(step.text for step in chosen)
         lines = [f"obj = {self.target.text}", *(f"obj.{s.text}" for s in self.setup)]
-        return "\n".join(lines + [f"obj.{s.text}  # checked" for s in chosen])
+        return "\n".join(lines + [f"obj.{s.text}  # " + _("checked") for s in chosen])  # a Python comment
 
     def support(self) -> list[tuple[str, str]]:
         """The attributes of support modules its arguments name: ``(module, attribute)``, in order."""
         found = []
         for step in [*([self.target] if self.target else []), *self.setup, *self.calls]:
-            for argument in [*step.args, *(value for _, value in step.kwargs)]:
+            for argument in [*step.args, *(value for _name, value in step.kwargs)]:
                 found += [(node.value.id, node.attr) for node in ast.walk(argument)
                           if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)]
         return list(dict.fromkeys(found))
@@ -162,7 +163,7 @@ def _step(text: str, support: set[str]) -> Step:
         raise ValueError(f"{text!r}: no * or ** arguments")
     keywords = tuple((k.arg, k.value) for k in node.keywords if k.arg is not None)  # none is None: checked above
     step = Step(text.strip(), node.func.id, True, tuple(node.args), keywords, wrapper)
-    for argument in [*step.args, *(value for _, value in step.kwargs)]:
+    for argument in [*step.args, *(value for _name, value in step.kwargs)]:
         literal(argument, lambda name: _known(name, support, text))
     return step
 

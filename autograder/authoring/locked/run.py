@@ -15,6 +15,7 @@ from typing import Any
 
 from ... import bidi, suite_texts
 from ...config import Course
+from ...delivery.translation import shipped_source
 from ...engine.feedback import is_blocked
 from ...engine.session import MissingName, open_session
 from ...errors import GraderError, SandboxFailure, StudentError
@@ -110,16 +111,16 @@ def _support_notes(course: Course, case: Case) -> str:
         relative = path.relative_to(course.root)
         package = ".".join(relative.parent.parts)
         where = f"from {package} import {module}" if package else f"import {module}"
-        docs = _first_lines(path)
+        docs = _first_lines(shipped_source(course, path))
         notes.append(_("{module} is the course's {path} ({where}):").format(module=module, path=relative.as_posix(),
                                                                           where=where))
-        notes += [f"    {module}.{attribute}" + (f": {docs[attribute]}" if docs.get(attribute) else "")
-                  for m, attribute in named if m == module]
+        notes += [f"    {bidi.code(course.language, f'{module}.{attribute}')}"
+                  + (f": {docs[attribute]}" if docs.get(attribute) else "") for m, attribute in named if m == module]
     return "\n\n" + "\n".join(notes) if notes else ""
 
 
-def _first_lines(path: Path) -> dict[str, str]:
-    """The first docstring line of each function of a module's source (read, not run)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _first_lines(source: str) -> dict[str, str]:
+    """The first docstring line of each function of a module's ``source`` (read, not run)."""
+    tree = ast.parse(source)
     return {node.name: (ast.get_docstring(node) or "").strip().split("\n", 1)[0] for node in tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}

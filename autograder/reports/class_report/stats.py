@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import yaml
 
 from ...config import Course
+from ...engine.feedback import FALSIFYING, FALSIFYING_EXPLICIT
 from ...errors import GraderError
-from ...i18n import read_back
+from ...i18n import every_language, read_back
 from ...results import split_feedback
 from ...suite import EXPECTED
 from .load import Entry
@@ -58,7 +59,7 @@ def read_failure(output: str) -> Example:
     """A failed public property's feedback (:func:`autograder.engine.feedback.property_feedback`: the summary, a
     blank line, the message, then hypothesis's notes) taken apart, in whichever language the
     course spoke when it was graded."""
-    body = split_feedback(output)[1].splitlines()
+    body = _as_hypothesis_wrote(split_feedback(output)[1]).splitlines()
     arguments: list[str] = []
     message: list[str] = []
     inside = False
@@ -79,6 +80,17 @@ def read_failure(output: str) -> Example:
     return Example(arguments=" ".join(arguments).rstrip(","), call=found["what"].strip() if found else "",
                    expected=found["expected"].strip() if found else "",
                    reason=(first.splitlines() or [""])[0])
+
+
+def _as_hypothesis_wrote(text: str) -> str:
+    """``text`` with hypothesis's headings of a falsifying example as hypothesis writes them, in
+    whichever language the feedback wrote them (a Persian one on a line of its own)."""
+    for message in (FALSIFYING, FALSIFYING_EXPLICIT):
+        for said in every_language(message):
+            before, after = said.split("{call}")
+            english = message.replace("\\", "\\\\").replace("{call}", "\\1")  # the call, as hypothesis wrote it
+            text = re.sub(re.escape(before) + r"(\w+\()" + re.escape(after), english, text)
+    return text
 
 
 def load_mutants(course: Course) -> dict[str, list[str]]:
