@@ -214,9 +214,11 @@ def toy(tmp_path, monkeypatch):
 def test_a_submission_whose_answers_depend_on_the_order_of_calls_gets_one_grade(toy, tmp_path, frames):
     course = load_course(toy / "course.yaml")
     grade(course, course.solutions_path())  # records
-    assert len(records(tmp_path)) == 2 and max(frames) == 1
+    assert len(records(tmp_path)) == 2
+    recording = len(frames)
+    frames.clear()
     grade(course, course.solutions_path())
-    assert max(frames) > 1  # the reference's replay batched its examples
+    assert max(frames) > 1 and len(frames) < recording  # the reference's replay batched its examples
     counting = submission(tmp_path, "counting", COUNTING)
     graded = [grade(course, counting) for _ in range(3)]
     assert graded[0] == graded[1] == graded[2]
