@@ -287,8 +287,14 @@ def test_hidden_inputs_never_reach_public_feedback(mode, work):
         out.mkdir()
         for path in [folder, *folder.rglob("*")]:
             path.chmod(0o777 if path == out else 0o755 if path.is_dir() else 0o644)
+        # each grading starts with no recorded examples (and the attacker passes nothing, so it
+        # keeps none): a record another grading of this course left in the user's cache would
+        # replay, and a replay forks its workers differently, which the pids it reports show
+        records = folder / "records"
+        records.mkdir(mode=0o700)
+        os.chown(records, grading_user(mode), -1)
         run = in_mode(mode, ["--course", str(course), "grade", str(submission), "--out", str(out), "--jobs", "1"],
-                      out)
+                      out, {"AUTOGRADER_RECORDS": str(records / "examples")})
         if run.returncode == 3:
             assert "refusing to grade" in run.stderr
             return
