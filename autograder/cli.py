@@ -72,7 +72,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     _grading(commands)
     _delivery(commands)
     _authoring(commands)
-    commands.add_parser("grade-serve")  # internal: a grader process (batch/grader.py's GraderProcess)
+    serve = commands.add_parser("grade-serve")  # internal: a grader process (batch/grader.py's GraderProcess)
+    serve.add_argument("--core", type=int, help="the one core it and its workers run on")
     return parser
 
 
