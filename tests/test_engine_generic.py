@@ -398,12 +398,12 @@ def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_
 
     course = load_course(TOY / "course.yaml")
     submissions = []
-    for name in ("first", "second"):
+    for name in ("first", "second"):  # every core it could name: os.cpu_count() sees only its own in a worker
         (tmp_path / name).mkdir()
         (tmp_path / name / "ex_sum.py").write_text(
             "import os\n\ndef add_all(numbers):\n    if not isinstance(numbers, list):\n"
             "        raise TypeError(numbers)\n"
-            "    try:\n        os.sched_setaffinity(0, range(os.cpu_count()))\n    except OSError:\n        pass\n"
+            "    try:\n        os.sched_setaffinity(0, range(256))\n    except OSError:\n        pass\n"
             "    return sum(numbers) + (0 if len(os.sched_getaffinity(0)) == 1 else 1000)\n")
         submissions.append((name, tmp_path / name))
     cores = []
