@@ -185,20 +185,7 @@ def submission(folder: Path, source: str) -> Path:
 # (a read) but no longer evict them, so each page of a file that is not yet cached carries one
 # bit, once; the receiver times touching each page (mmap + MADV_RANDOM, which the filter keeps,
 # so that a fault reads that page only). ``python -m tests.page_cache`` measures it here.
-TIMING_SENDER = '''
-import mmap, os, sys
-sys.path.insert(0, {inside!r})
-import seccomp
-seccomp.restrict(pid_namespace=True)
-fd = os.open({channel!r}, os.O_RDONLY)
-memory = mmap.mmap(fd, {pages} * mmap.PAGESIZE, prot=mmap.PROT_READ)
-memory.madvise(mmap.MADV_RANDOM)
-for page in range({pages}):
-    if {secret} >> page & 1:
-        memory[page * mmap.PAGESIZE]
-'''
-
-TIMING_RECEIVER = '''
+TIMING_COMMON = '''
 import mmap, os, sys, time
 sys.path.insert(0, {inside!r})
 import seccomp
@@ -206,6 +193,15 @@ seccomp.restrict(pid_namespace=True)
 fd = os.open({channel!r}, os.O_RDONLY)
 memory = mmap.mmap(fd, {pages} * mmap.PAGESIZE, prot=mmap.PROT_READ)
 memory.madvise(mmap.MADV_RANDOM)
+'''
+
+TIMING_SENDER = TIMING_COMMON + '''
+for page in range({pages}):
+    if {secret} >> page & 1:
+        memory[page * mmap.PAGESIZE]
+'''
+
+TIMING_RECEIVER = TIMING_COMMON + '''
 took = []
 began = time.perf_counter_ns()
 for page in range({pages}):
