@@ -73,7 +73,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     _grading(commands)
     _delivery(commands)
     _authoring(commands)
-    _language_option(commands.add_parser("grade-serve"))  # internal: a grader process (batch/grader.py's)
+    serve = commands.add_parser("grade-serve")  # internal: a grader process (batch/grader.py's GraderProcess)
+    serve.add_argument("--core", type=int, help="the one core it and its workers run on")
+    _language_option(serve)
     return parser
 
 

@@ -387,9 +387,9 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
 @pytest.mark.slow
 def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_own(tmp_path, monkeypatch):
     """A batch on two jobs runs its two grader processes on two cores, one each, and the workers
-    they start on the same one: a submission that adds 1000 where it runs on more than one core
-    loses the points. A grader process made outside a batch (nbgrader's, a Dask worker's) is
-    not kept to any."""
+    they start on the same one, which they cannot widen (issue 37, item 3): a submission that
+    tries, and adds 1000 where it runs on more than one core, loses the points. A grader process
+    made outside a batch (nbgrader's, a Dask worker's) is not kept to any."""
     from rich.console import Console
 
     from autograder.batch.batch import BatchOptions, grade_many
@@ -398,11 +398,12 @@ def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_
 
     course = load_course(TOY / "course.yaml")
     submissions = []
-    for name in ("first", "second"):
+    for name in ("first", "second"):  # every core it could name: os.cpu_count() sees only its own in a worker
         (tmp_path / name).mkdir()
         (tmp_path / name / "ex_sum.py").write_text(
             "import os\n\ndef add_all(numbers):\n    if not isinstance(numbers, list):\n"
             "        raise TypeError(numbers)\n"
+            "    try:\n        os.sched_setaffinity(0, range(256))\n    except OSError:\n        pass\n"
             "    return sum(numbers) + (0 if len(os.sched_getaffinity(0)) == 1 else 1000)\n")
         submissions.append((name, tmp_path / name))
     cores = []

@@ -18,8 +18,10 @@ full marks and the attackers, graded side by side:
 
 A second test grades a submission that tries to carry a hidden property's inputs into public
 feedback (``tests/carriers.py``) twice, with two different hidden inputs, in each mode: the public
-feedback is the same byte for byte (item 1). The tests run as root (as CI does): they make the
-user and the namespaces they need.
+feedback is the same byte for byte (item 1). A third grades a sender and a receiver of a
+channel through the page cache (``tests/page_cache.py``, issue 37 item 4), at once and one after
+the other, with two secrets: the receiver finds nothing either time. The tests run as root (as CI
+does): they make the user and the namespaces they need.
 """
 
 import csv
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import page_cache
 from tests.carriers import attacker, toy_course
 from tests.conftest import ROOT
 
@@ -303,6 +306,39 @@ def test_hidden_inputs_never_reach_public_feedback(mode, work):
         public.append([test for test in tests if test["visibility"] == "visible"])
         assert len(public[-1]) == 2 and all("decoded" in test["output"] for test in public[-1]), public[-1]
     assert public[0] == public[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["2", "1"], ids=["at once", "one after the other"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_the_page_cache_carries_nothing_between_students(mode, jobs, work):
+    """A sender graded beside a receiver (``--jobs 2``), or before it in the same batch (``--jobs 1``:
+    the cache outlives a grading), cannot tell it its secret through which pages of a file both may
+    read are cached: the receiver's public feedback says it found nothing, whatever the secret."""
+    work.chmod(0o755)
+    said = []
+    for secret in (0x5A3C, 0x0F71):
+        folder = work / str(secret)
+        course, channel = page_cache.course(folder / "course")
+        sender = page_cache.submission(folder / "a_sender", page_cache.SENDER.format(
+            channel=str(channel), pages=page_cache.PAGES, secret=secret))
+        receiver = page_cache.submission(folder / "b_receiver", page_cache.RECEIVER.format(
+            channel=str(channel), pages=page_cache.PAGES))
+        out = folder / "out"
+        out.mkdir()
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o777 if path == out else 0o755 if path.is_dir() else 0o644)
+        run = in_mode(mode, ["--course", str(course), "grade", str(sender), str(receiver), "--out", str(out),
+                             "--jobs", jobs], out)
+        if run.returncode == 3:
+            assert "refusing to grade" in run.stderr
+            return
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        tests = json.loads((out / "b_receiver" / "results.json").read_text())["tests"]
+        said.append([test["output"] for test in tests if test["visibility"] == "visible"])
+        nothing = "observed by_cachestat=nothing by_faults=nothing by_mincore=nothing by_nowait=nothing"
+        assert said[-1] and all(nothing in output for output in said[-1]), said[-1]
+    assert said[0] == said[1]
 
 
 @pytest.mark.slow

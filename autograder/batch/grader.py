@@ -179,12 +179,11 @@ class GraderProcess:
         env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
                "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         with open(Path(scratch) / "grader.log", "wb") as log:
+            core = [] if self.core is None else ["--core", str(self.core)]  # it keeps to it before any worker starts
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "autograder", "--course", str(self.course.file), "grade-serve",
-                 "--lang", self.course.language],
+                 "--lang", self.course.language, *core],
                 cwd=scratch, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
-        if self.core is not None:  # before it starts a worker: they inherit it
-            os.sched_setaffinity(self.process.pid, {self.core})
         return self.process
 
     def _answer(self, deadline: float) -> str:

@@ -3,7 +3,8 @@
 
 It grades each :class:`~autograder.batch.grader.Part` asked for on stdin, one JSON line each
 (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``, ``public_only``, ``after``),
-writes the reports into ``out`` and answers ``graded`` on a line of its own. Whatever else
+writes the reports into ``out`` and answers ``graded`` on a line of its own. With ``--core``
+it runs, and so does every worker it starts, on that core only. Whatever else
 prints goes to stderr, the process's log. Its garbage collector looks at young objects every
 50,000 allocations rather than every 700, and never again at what the start-up imported: a
 grading makes many short-lived objects and few cycles, and the process lives for many gradings.
@@ -29,6 +30,8 @@ from . import graded_in_chosen_language
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
+    if args.core is not None:  # first: every worker inherits it, and cannot change it once confined
+        os.sched_setaffinity(0, {args.core})
     course = graded_in_chosen_language(course, args)  # the batch's --lang: the students' words
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

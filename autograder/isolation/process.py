@@ -168,6 +168,7 @@ class Worker:
             # RLIMIT_NPROC does not count) or kills them all when it ends (nor bubblewrap's pid
             # namespace), a worker starts none
             "no_processes": self.cgroup is None and self.uid is None and (os.geteuid() == 0 or not strong),
+            "pid_namespace": strong,  # bubblewrap's: no process outside the sandbox has a pid there
             **({} if control is None else {"control": control}),  # a zygote's (isolation/zygote.py)
         }
 

@@ -2,7 +2,7 @@
 
 A worker's Python starts with this folder's copy first on ``sys.path`` and imports :data:`FILES`
 as top-level modules (``worker``, or ``zygote_loop`` for a zygote; they import ``codec``,
-``landlock``, ``frames`` and ``cpython``); the grader imports the same files as this package's
+``landlock``, ``seccomp``, ``frames`` and ``cpython``); the grader imports the same files as this package's
 modules (``codec`` to talk to workers, ``landlock`` to probe the kernel, ``frames`` for the
 header). So a file here imports only the standard library and its siblings, and imports what
 only some workers need where they need it: every worker's start pays for every import.
@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-FILES = ("worker.py", "zygote_loop.py", "codec.py", "cpython.py", "frames.py", "landlock.py")
+FILES = ("worker.py", "zygote_loop.py", "codec.py", "cpython.py", "frames.py", "landlock.py", "seccomp.py")
 FOLDER = Path(__file__).resolve().parent
 
 

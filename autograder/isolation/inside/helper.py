@@ -19,10 +19,11 @@ import sys
 TYPE_CHECKING = False  # typing is not imported: the helper's every import is paid at each of its starts
 
 if TYPE_CHECKING:  # mypy reads the siblings as the package's own modules
-    from . import landlock
+    from . import landlock, seccomp
     from .worker import apply_limits, die_with_parent
 else:  # the sibling modules, found on sys.path (the helper does not import the isolation package)
     import landlock
+    import seccomp
     from worker import apply_limits, die_with_parent
 
 
@@ -32,7 +33,7 @@ def confine(config):
         landlock.drop_capabilities()
     if config["landlock"]:
         landlock.restrict(config["read"], config["write"])
-    landlock.deny_syscalls(processes=True)
+    seccomp.restrict(processes=True)
 
 
 def main():

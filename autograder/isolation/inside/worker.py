@@ -24,12 +24,13 @@ import time
 TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid at each of its starts
 
 if TYPE_CHECKING:  # mypy reads the siblings as the package's own modules
-    from . import codec, cpython, landlock
+    from . import codec, cpython, landlock, seccomp
     from .frames import HEADER, read_frame, write_frame
 else:  # the sibling modules, found on sys.path (no package inside the sandbox)
     import codec
     import cpython
     import landlock
+    import seccomp
     from frames import HEADER, read_frame, write_frame
 
 signal = cpython.signal
@@ -54,13 +55,16 @@ def die_with_parent():
 
 
 def confine(config):
-    """Take away what student code must not have: capabilities, files, network. Raises OSError."""
+    """Take away what student code must not have: capabilities, files, network, every system
+    call it does not need. Its affinity and priority are its grader's, which it cannot change
+    once confined. Raises OSError."""
     if config["drop_capabilities"]:
         landlock.drop_capabilities()
     if config["landlock"]:
         landlock.restrict(config["read"], config["write"])
     # a zygote (told of its control socket) runs no student code and cleans after its children with chmod
-    landlock.deny_syscalls(processes=config["no_processes"], metadata="control" not in config)
+    seccomp.restrict(processes=config["no_processes"], metadata="control" not in config,
+                     pid_namespace=config["pid_namespace"])
 
 
 class NotebookShell:

@@ -16,12 +16,13 @@ import sys
 TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid at each of its starts
 
 if TYPE_CHECKING:  # mypy reads the siblings as the package's own modules
-    from . import codec, cpython, landlock, worker
+    from . import codec, cpython, landlock, seccomp, worker
     from .frames import read_frame, write_frame
 else:  # the sibling modules, found on sys.path (no package inside the sandbox)
     import codec
     import cpython
     import landlock
+    import seccomp
     import worker
     from frames import read_frame, write_frame
 
@@ -199,7 +200,7 @@ def shared_tmp(config):
 def be_child(pipes, folder, config, tmp=False):
     """One property's worker, forked from the zygote: confined once more (Landlock), so that it
     writes only its own folder and signals no process outside itself, and changes no file's
-    metadata (:func:`landlock.deny_metadata`), then serves its ``pipes`` (the one it reads,
+    metadata (:func:`seccomp.deny_metadata`), then serves its ``pipes`` (the one it reads,
     the one it writes)."""
     low, high = sorted(pipes)  # all else is closed: the zygote's pipes and its control socket
     for start, stop in ((3, low), (low + 1, high), (high + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
@@ -208,7 +209,7 @@ def be_child(pipes, folder, config, tmp=False):
     worker.die_with_parent()
     try:
         landlock.restrict(config["read"], [folder, "/dev/null", *(["/tmp"] if tmp else [])])
-        landlock.deny_metadata()
+        seccomp.deny_metadata()
     except OSError as error:
         write_frame(outbox, codec.to_json({"broken": str(error)}).encode())
         return
