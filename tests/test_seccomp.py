@@ -377,7 +377,8 @@ def test_with_processes_refused_it_starts_threads_only():
 def test_the_runtime_reuses_its_memory_without_the_advice_that_frees_pages():
     """glibc's malloc, pymalloc and threads' stacks keep working without MADV_DONTNEED and
     MADV_FREE (which they use only to hand memory back): a loop that allocates and frees 64 MB
-    in threads, 30 times, ends no larger than after its first round, with every result right."""
+    in threads, 30 times, peaks within 100 MB of its first round (memory never reused would
+    pass 1.5 GB; how the threads overlap moves the peak by tens of MB), with every result right."""
     code = """
         seccomp.restrict(processes=True)
         def work(size):
@@ -397,7 +398,7 @@ def test_the_runtime_reuses_its_memory_without_the_advice_that_frees_pages():
         print(sizes[0], sizes[-1])
     """
     first, last = map(int, run(code).split())
-    assert last < first * 1.5, (first, last)
+    assert last < first + 100_000, (first, last)  # kB
 
 
 def test_the_measurement_counts_the_calls_made_under_a_filter(tmp_path):
