@@ -10,9 +10,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import multiprocessing
 import random
 import shutil
 from collections import Counter, namedtuple
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -125,6 +127,23 @@ def test_records_can_be_kept_elsewhere_or_not_at_all(toy, tmp_path, monkeypatch)
     monkeypatch.setenv("AUTOGRADER_RECORDS", str(tmp_path / "elsewhere"))
     grade(toy, toy.solutions_path())
     assert len(list((tmp_path / "elsewhere").glob("*.json"))) == 2 and not records(tmp_path)
+
+
+def test_a_ci_machine_shows_the_same_examples(toy, tmp_path, monkeypatch):
+    """Where the environment names a CI service (``CI=true``), hypothesis loads its "ci" profile
+    on import, whose ``derandomize`` would seed each property from its source instead of the
+    course's seed. Each grading runs in a fresh process, as a grader process does."""
+    spawn = multiprocessing.get_context("spawn")
+    for folder, ci in (("here", None), ("on-ci", "true")):
+        monkeypatch.setenv("AUTOGRADER_RECORDS", str(tmp_path / folder))
+        if ci is not None:
+            monkeypatch.setenv("CI", ci)
+        else:
+            monkeypatch.delenv("CI", raising=False)
+        with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+            pool.submit(grade, toy, toy.solutions_path()).result()
+    here, on_ci = ({p.name: p.read_bytes() for p in (tmp_path / name).glob("*.json")} for name in ("here", "on-ci"))
+    assert len(here) == 2 and here == on_ci
 
 
 def test_a_change_to_what_a_suite_imports_or_reads_changes_the_course_digest(toy):

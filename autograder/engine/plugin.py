@@ -88,8 +88,13 @@ class GradingPlugin:
         # A suite that cannot be loaded shows its traceback (plain Python's); a property's failure,
         # once collected, only its message (pytest_collection_finish).
         config.option.tbstyle = "native"
+        # The parent is hypothesis's stock profile, never the one loaded: where the environment
+        # names a CI service, hypothesis loads its "ci" profile, whose derandomize seeds each
+        # property from its own source instead of the course's seed, so a CI machine would show
+        # other examples and give other grades.
         settings.register_profile(
-            PROFILE, max_examples=self.course.hypothesis.max_examples, database=None, deadline=None,
+            PROFILE, parent=settings.get_profile("default"), derandomize=False,
+            max_examples=self.course.hypothesis.max_examples, database=None, deadline=None,
             print_blob=False, report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
             # whether anything fails is all a mutation run asks: no shrinking the first failure
             phases=[Phase.explicit, Phase.generate] + ([] if self.first_failure else [Phase.shrink]),
