@@ -102,14 +102,26 @@ def test_feedback_hides_hidden_inputs(graded):
 
 
 def test_grader_problems_exit_nonzero(tmp_path):
-    missing = autograder("grade", str(tmp_path / "nothing"), "--out", str(tmp_path / "out"))
-    assert missing.returncode == 0, "an unreadable submission is graded zero, not a grader failure"
-    assert "unreadable" in missing.stdout
+    unreadable = tmp_path / "unreadable.zip"
+    unreadable.write_bytes(b"not a zip")
+    graded = autograder("grade", str(unreadable), "--out", str(tmp_path / "out"))
+    assert graded.returncode == 0, "an unreadable submission is graded zero, not a grader failure"
+    assert "unreadable" in graded.stdout
     broken = tmp_path / "course.yaml"
     broken.write_text("title: x\n")
     bad = autograder("grade", str(tmp_path), "--out", str(tmp_path / "o"), course=broken)
     assert bad.returncode == 2 and "hypothesis: required key is missing" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_mistyped_submission_path_stops_the_batch_before_anyone_is_graded(tmp_path):
+    """`grade nobody` is a typing slip, not a student graded zero: one line naming it, exit 2, and no
+    grades written, not even the good submission's beside it."""
+    out = tmp_path / "grades"
+    run = autograder("grade", str(ROOT / "samples" / "partly_wrong"), "nobody", "--out", str(out), cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip() == "error: no such submission: nobody (nothing was graded)", run.stderr
+    assert not out.exists() and "Traceback" not in run.stderr
 
 
 def test_self_check_exit_status(tmp_path):
