@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     args = _parser(prog).parse_args(argv)
     console = Console(stderr=False)
     try:
+        _positive_jobs(getattr(args, "jobs", None))
         course = load_course(args.course)
         _known_exercises(course, getattr(args, "exercise", None))
         return importlib.import_module(COMMANDS[args.command]).run(course, args, console)
@@ -169,6 +170,12 @@ def _authoring(commands: Any) -> None:
     report.add_argument("--anonymise", action="store_true", help="name submissions by stable pseudonyms")
     report.add_argument("--threshold", type=float, default=0.5,
                         help="list pairs whose similarity reaches this share (default 0.5)")
+
+
+def _positive_jobs(jobs: int | None) -> None:
+    """``--jobs`` counts what runs at once: none, or fewer, would grade nothing."""
+    if jobs is not None and jobs < 1:
+        raise GraderError(f"--jobs {jobs}: give at least 1 (how many run at once)")
 
 
 def _known_exercises(course: Course, chosen: list[str] | None) -> None:

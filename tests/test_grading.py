@@ -327,3 +327,23 @@ def test_a_course_file_the_grader_cannot_read_stops_the_batch_before_anyone_is_g
     assert run.returncode == 2, run.stdout + run.stderr
     assert said.startswith("error: cannot read the course file") and "answers/ex_sum.py" in said, said
     assert "Traceback" not in run.stderr and not (tmp_path / "out" / "answers").exists()
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_every_command_with_jobs_refuses_fewer_than_one(tmp_path, jobs):
+    """`--jobs 0` would grade nothing: every command that takes --jobs refuses it in one line, exit 2."""
+    import argparse
+
+    from autograder.cli import _parser
+
+    (commands,) = [a.choices for a in _parser("autograder")._actions if isinstance(a, argparse._SubParsersAction)]
+    with_jobs = {name for name, command in commands.items()
+                 if any("--jobs" in action.option_strings for action in command._actions)}
+    arguments = {"grade": [str(ROOT / "samples" / "partly_wrong"), "--out", str(tmp_path / "grades")],
+                 "demo": ["--out", str(tmp_path / "demo")], "mutate": ["ex1_merge_tracing"]}
+    assert with_jobs == set(arguments), "a new command with --jobs: add it here"
+    for name, given in arguments.items():
+        run = autograder(name, *given, "--jobs", jobs, cwd=tmp_path)
+        assert run.returncode == 2, (name, run.stdout + run.stderr)
+        assert run.stderr.strip() == f"error: --jobs {jobs}: give at least 1 (how many run at once)", run.stderr
+        assert not list(tmp_path.iterdir()), f"{name} wrote {list(tmp_path.iterdir())}"
