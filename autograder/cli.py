@@ -163,7 +163,10 @@ def _authoring(commands: Any) -> None:
     report = commands.add_parser("report", help="one self-contained HTML page on a graded batch (the class report)")
     report.add_argument("grades", type=Path, metavar="GRADES_DIR",
                         help="the --out folder of a `grade` run, or an nbgrader course folder after autograde")
-    report.add_argument("--out", type=Path, default=Path("report.html"), help="the page to write")
+    report.add_argument("--out", type=Path, default=Path("report.html"),
+                        help="the page to write (default: report.html, here); a page already there is kept "
+                        "unless --force")
+    report.add_argument("--force", action="store_true", help="replace the page --out names if it is there")
     report.add_argument("--submissions", nargs="+", type=Path, metavar="SUBMISSION",
                         help="the graded folders or zips (an nbgrader course's submitted/<student> folders), "
                         "for code similarity (left out without them)")
