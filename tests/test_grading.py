@@ -347,3 +347,13 @@ def test_every_command_with_jobs_refuses_fewer_than_one(tmp_path, jobs):
         assert run.returncode == 2, (name, run.stdout + run.stderr)
         assert run.stderr.strip() == f"error: --jobs {jobs}: give at least 1 (how many run at once)", run.stderr
         assert not list(tmp_path.iterdir()), f"{name} wrote {list(tmp_path.iterdir())}"
+
+
+def test_an_out_folder_that_is_a_file_is_one_line(tmp_path):
+    """`grade --out` names a folder: a file there is refused in one line, before anyone is graded."""
+    taken = tmp_path / "grades"
+    taken.write_text("not a folder")
+    run = autograder("grade", str(ROOT / "samples" / "partly_wrong"), "--out", str(taken))
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stdout + run.stderr
+    assert run.stderr.strip() == f"error: --out {taken}: a file; name a folder"
+    assert taken.read_text() == "not a folder"

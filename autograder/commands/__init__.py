@@ -37,8 +37,19 @@ def file_to_write(out: Path, force: bool = True) -> None:
     and, without ``force``, one that would replace a file already there."""
     if out.is_dir():
         raise GraderError(f"--out {out}: a folder; name the file to write in it")
+    _in_folders(out)
+    if out.exists() and not force:
+        raise GraderError(f"--out {out}: already there; --force replaces it")
+
+
+def folder_to_write(out: Path) -> None:
+    """Refuse an ``--out`` folder that is a file, or lies in one, before any work."""
+    if out.exists() and not out.is_dir():
+        raise GraderError(f"--out {out}: a file; name a folder")
+    _in_folders(out)
+
+
+def _in_folders(out: Path) -> None:
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
             raise GraderError(f"--out {out}: {parent} is a file, not a folder")
-    if out.exists() and not force:
-        raise GraderError(f"--out {out}: already there; --force replaces it")

@@ -26,12 +26,13 @@ from ..engine.digest import course_digest
 from ..errors import SubmissionError
 from ..isolation import isolation_note, require_isolation
 from ..reports.terminal import print_grades
-from . import graded_in_chosen_language, refuse_release
+from . import folder_to_write, graded_in_chosen_language, refuse_release
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     refuse_release(course)
     _all_there(args.submissions)
+    folder_to_write(args.out)
     course = graded_in_chosen_language(course, args)
     course_digest(course)  # a course file the grader cannot read stops the batch here, before the canary
     if not args.cluster and require_isolation(args.unsafe).holds:  # a cluster's workers check their own
