@@ -20,13 +20,10 @@ import nbformat
 import pytest
 
 from autograder.config import load_course
-from autograder.delivery import nbgrader_course
-from autograder.errors import GraderError
 from tests.conftest import ROOT, autograder, hidden_properties, leaks
 from tests.test_class_report import property_rows
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
-TOY = ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml"  # builds in a second
 
 COURSE = load_course(ROOT / "course.yaml")
 POINTS = {e.module: e.points for e in COURSE.exercises}
@@ -305,21 +302,3 @@ def test_one_grader_process_serves_every_notebook_of_a_run_whoever_s_it_is():
     finally:
         nbgrader_grade._close_graders()
 
-
-def test_an_nbgrader_course_that_fails_leaves_nothing_behind_to_block_the_next(tmp_path, monkeypatch):
-    """Built beside --out and moved into place at the end: a build that fails half-way leaves no
-    half-built course, so the same command runs again as it first did."""
-    course = load_course(TOY)
-    out = tmp_path / "nbgrader"
-
-    def failing(course):
-        raise GraderError("nbgrader_config.py could not be written")
-
-    monkeypatch.setattr(nbgrader_course, "_config", failing)
-    with pytest.raises(GraderError, match="nbgrader_config"):
-        nbgrader_course.build_nbgrader_course(course, out)
-    assert list(tmp_path.iterdir()) == []
-    monkeypatch.undo()
-    nbgrader_course.build_nbgrader_course(course, out)
-    assert list(tmp_path.iterdir()) == [out] and (out / "nbgrader_config.py").is_file()
-    assert sorted(p.name for p in (out / "source").iterdir()) == ["ex_sum"]

@@ -20,8 +20,9 @@ from autograder.authoring.locked.cases import load_cases
 from autograder.authoring.locked.hashing import canonical, digest
 from autograder.authoring.locked.seal import seal, split
 from autograder.config import load_course
+from autograder.delivery import nbgrader_course
 from autograder.delivery import release as release_module
-from autograder.delivery.release import build_release, public_suite
+from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
 from tests.conftest import ROOT, autograder, hidden_properties, leaks, solution_lines
 from tokcourse import assets
@@ -338,19 +339,24 @@ def test_the_check_reads_the_stubs_the_release_ships_not_the_students_edits(rele
         assert docstring_examples(edited, exercise.module) == docstring_examples(course, exercise.module)
 
 
-def test_a_release_that_fails_leaves_nothing_behind_to_block_the_next(tmp_path, monkeypatch):
-    """The release is built beside --out and moved into place at the end: a build that fails
-    half-way leaves no half-built folder, so the same command runs again as it first did."""
+
+@pytest.mark.parametrize("module, build, step", [(release_module, "build_release", "student_readme"),
+                                                 (nbgrader_course, "build_nbgrader_course", "_config")])
+def test_a_delivery_that_fails_leaves_nothing_behind_to_block_the_next(tmp_path, monkeypatch, module, build, step):
+    """A release, or an nbgrader course, is built beside --out and moved into place at the end: a
+    build that fails half-way leaves no half-built folder, so the same command runs again as it
+    first did."""
     course = load_course(TOY)
-    out = tmp_path / "release"
+    out = tmp_path / "delivery"
 
     def failing(course):
-        raise GraderError("the README could not be written")
+        raise GraderError(f"{step} failed")
 
-    monkeypatch.setattr(release_module, "student_readme", failing)
-    with pytest.raises(GraderError, match="README"):
-        build_release(course, out)
+    monkeypatch.setattr(module, step, failing)
+    with pytest.raises(GraderError, match=step):
+        getattr(module, build)(course, out)
     assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
-    build_release(course, out)
-    assert list(tmp_path.iterdir()) == [out] and (out / "README.md").is_file() and (out / "course.yaml").is_file()
+    getattr(module, build)(course, out)
+    assert list(tmp_path.iterdir()) == [out] and (out / "course.yaml" if module is release_module
+                                                  else out / "nbgrader_config.py").is_file()
