@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .config import LANGUAGES, Course, CourseConfigError, load_course
+from .config import LANGUAGES, Course, CourseConfigError, check_course, load_course
 from .errors import GraderError, SubmissionError
 
 DESCRIPTION = "``python -m autograder``: the commands students, instructors and course authors run."
@@ -41,6 +41,11 @@ COMMANDS = {  # the module that runs each command, imported when the command is 
     "grade-serve": "autograder.commands.serve",
 }
 
+# the commands that run or ship the suites: the course is checked whole first (config.check_course);
+# those that grade here need its data too
+SUITES_RUN = {"check", "grade", "demo", "bench", "release", "nbgrader", "gradescope", "mutate"}
+GRADING = {"check", "grade", "demo", "bench", "mutate"}
+
 
 def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     """Run one command; return its exit status (the console script and ``__main__`` exit with it).
@@ -51,6 +56,8 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     try:
         _positive_jobs(getattr(args, "jobs", None))
         course = load_course(args.course)
+        if args.command in SUITES_RUN:
+            check_course(course, grading=args.command in GRADING)
         _known_exercises(course, getattr(args, "exercise", None))
         return importlib.import_module(COMMANDS[args.command]).run(course, args, console)
     except (CourseConfigError, GraderError, SubmissionError) as error:
