@@ -41,9 +41,9 @@ COMMANDS = {  # the module that runs each command, imported when the command is 
     "grade-serve": "autograder.commands.serve",
 }
 
-# the commands that run or ship the suites: the course is checked whole first (config.check_course);
-# those that grade here need its data too
-SUITES_RUN = {"check", "grade", "demo", "bench", "release", "nbgrader", "gradescope", "mutate"}
+# the commands that take the course whole: it is checked whole first (config.check_course); those
+# that grade here need its data too
+WHOLE_COURSE = {"check", "grade", "demo", "bench", "release", "nbgrader", "gradescope", "mutate", "report"}
 GRADING = {"check", "grade", "demo", "bench", "mutate"}
 
 
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     try:
         _positive_jobs(getattr(args, "jobs", None))
         course = load_course(args.course)
-        if args.command in SUITES_RUN:
+        if args.command in WHOLE_COURSE:
             check_course(course, grading=args.command in GRADING)
         _known_exercises(course, getattr(args, "exercise", None))
         return importlib.import_module(COMMANDS[args.command]).run(course, args, console)
