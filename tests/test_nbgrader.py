@@ -301,4 +301,3 @@ def test_one_grader_process_serves_every_notebook_of_a_run_whoever_s_it_is():
         assert first.process.poll() is None, "the process serves the next notebook, whoever's it is"
     finally:
         nbgrader_grade._close_graders()
-
