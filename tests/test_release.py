@@ -345,7 +345,7 @@ def test_the_check_reads_the_stubs_the_release_ships_not_the_students_edits(rele
 def test_a_delivery_that_fails_leaves_nothing_behind_to_block_the_next(tmp_path, monkeypatch, module, build, step):
     """A release, or an nbgrader course, is built beside --out and moved into place at the end: a
     build that fails half-way leaves no half-built folder, so the same command runs again as it
-    first did."""
+    first did; an empty folder made for it beforehand keeps its permissions."""
     course = load_course(TOY)
     out = tmp_path / "delivery"
 
@@ -357,6 +357,8 @@ def test_a_delivery_that_fails_leaves_nothing_behind_to_block_the_next(tmp_path,
         getattr(module, build)(course, out)
     assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
+    out.mkdir(mode=0o700)  # made private beforehand: it stays so
     getattr(module, build)(course, out)
+    assert out.stat().st_mode & 0o777 == 0o700
     assert list(tmp_path.iterdir()) == [out] and (out / "course.yaml" if module is release_module
                                                   else out / "nbgrader_config.py").is_file()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import secrets
 import shutil
+import stat
 import string
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -115,12 +116,14 @@ def _free(out: Path) -> None:
 @contextmanager
 def built_in_place(out: Path) -> Iterator[Path]:
     """A new folder beside ``out`` (new, or empty) to build in, which becomes ``out`` once the build
-    is done: a build that fails leaves ``out`` as it was, so it never blocks the next one."""
+    is done: a build that fails leaves ``out`` as it was, so it never blocks the next one. An empty
+    ``out`` made beforehand keeps its permissions (one made private stays private)."""
     _free(out)
     with _beside(out) as partial:
         partial.mkdir()
         yield partial
         if out.exists():
+            partial.chmod(stat.S_IMODE(out.stat().st_mode))
             out.rmdir()
         partial.rename(out)
 
