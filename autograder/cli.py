@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .config import LANGUAGES, Course, CourseConfigError, load_course
+from .config import LANGUAGES, Course, CourseConfigError, check_course, load_course
 from .errors import GraderError, SubmissionError
 
 DESCRIPTION = "``python -m autograder``: the commands students, instructors and course authors run."
@@ -41,6 +41,11 @@ COMMANDS = {  # the module that runs each command, imported when the command is 
     "grade-serve": "autograder.commands.serve",
 }
 
+# the commands that take the course whole: it is checked whole first (config.check_course); those
+# that grade here need its data too
+WHOLE_COURSE = {"check", "grade", "demo", "bench", "release", "nbgrader", "gradescope", "mutate", "report"}
+GRADING = {"check", "grade", "demo", "bench", "mutate"}
+
 
 def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     """Run one command; return its exit status (the console script and ``__main__`` exit with it).
@@ -49,7 +54,10 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     args = _parser(prog).parse_args(argv)
     console = Console(stderr=False)
     try:
+        _positive_jobs(getattr(args, "jobs", None))
         course = load_course(args.course)
+        if args.command in WHOLE_COURSE:
+            check_course(course, grading=args.command in GRADING)
         _known_exercises(course, getattr(args, "exercise", None))
         return importlib.import_module(COMMANDS[args.command]).run(course, args, console)
     except (CourseConfigError, GraderError, SubmissionError) as error:
@@ -164,13 +172,22 @@ def _authoring(commands: Any) -> None:
     report = commands.add_parser("report", help="one self-contained HTML page on a graded batch (the class report)")
     report.add_argument("grades", type=Path, metavar="GRADES_DIR",
                         help="the --out folder of a `grade` run, or an nbgrader course folder after autograde")
-    report.add_argument("--out", type=Path, default=Path("report.html"), help="the page to write")
+    report.add_argument("--out", type=Path, default=Path("report.html"),
+                        help="the page to write (default: report.html, here); a page already there is kept "
+                        "unless --force")
+    report.add_argument("--force", action="store_true", help="replace the page --out names if it is there")
     report.add_argument("--submissions", nargs="+", type=Path, metavar="SUBMISSION",
                         help="the graded folders or zips (an nbgrader course's submitted/<student> folders), "
                         "for code similarity (left out without them)")
     report.add_argument("--anonymise", action="store_true", help="name submissions by stable pseudonyms")
     report.add_argument("--threshold", type=float, default=0.5,
                         help="list pairs whose similarity reaches this share (default 0.5)")
+
+
+def _positive_jobs(jobs: int | None) -> None:
+    """``--jobs`` counts what runs at once: none, or fewer, would grade nothing."""
+    if jobs is not None and jobs < 1:
+        raise GraderError(f"--jobs {jobs}: give at least 1 (how many run at once)")
 
 
 def _known_exercises(course: Course, chosen: list[str] | None) -> None:

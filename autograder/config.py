@@ -14,14 +14,19 @@ suites' own words in it (properties' descriptions, locked cases' names), which g
 (:mod:`autograder.suite_texts`). A course without ``solutions`` is a student release.
 
 A malformed file never produces a traceback: :func:`load_course` raises
-:class:`CourseConfigError` with one line per problem, each naming the key.
+:class:`CourseConfigError` with one line per problem, each naming the key. Before a command
+grades or builds anything, :func:`check_course` checks the course whole (each exercise's
+reference and stub, each suite importing, the data where it grades), the same way.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import string
-from collections.abc import Collection, Mapping
+import sys
+import warnings
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -322,9 +327,7 @@ def _check_files(course: Course, path: Path) -> None:
         ("delivery.translations", course.delivery.translations, "folder"),
         *((f"suite_texts.{language}", texts, "file") for language, texts in course.suite_texts.items()),
     ]
-    exists = {"file": Path.is_file, "folder": Path.is_dir, "file or folder": Path.exists}
-    problems = [f"{key}: no such {kind} {relative!r}" for key, relative, kind in named
-                if relative is not None and not exists[kind](course.path(relative))]
+    problems = _missing(course, named)
     templates = course.delivery.templates
     for where, texts in (("delivery.templates", templates), ("delivery.templates.fa", templates.fa)):
         for key in TEMPLATE_FIELDS:
@@ -333,6 +336,75 @@ def _check_files(course: Course, path: Path) -> None:
                 problems += _template_problems(course, f"{where}.{key}", key, relative)
     if problems:
         raise CourseConfigError(f"{path}: " + "; ".join(problems))
+
+
+EXISTS = {"file": Path.is_file, "folder": Path.is_dir, "file or folder": Path.exists}
+
+
+def _missing(course: Course, named: Sequence[tuple[str, str | None, str]]) -> list[str]:
+    """Of ``(key, path, what it must be)``, one line for each path that is not there."""
+    return [f"{key}: no such {kind} {relative!r}" for key, relative, kind in named
+            if relative is not None and not EXISTS[kind](course.path(relative))]
+
+
+def _modules_missing(course: Course) -> list[str]:
+    """Each exercise's module in the solutions (grading imports it) and in the stubs (grading reads
+    their signatures), a line for each that is not there. A student release has no solutions, and its
+    package is the student's work, whose missing modules grading reports to the student."""
+    stubs = course.stubs or (None if course.is_release else course.package)
+    problems = []
+    for i, exercise in enumerate(course.exercises):
+        for folder, what, package_too in ((course.solutions, "reference", True), (stubs, "stub", False)):
+            if folder is None or not course.path(folder).is_dir():  # a missing folder is said once, above
+                continue
+            module = course.path(folder) / exercise.module
+            if not (module.with_suffix(".py").is_file() or package_too and (module / "__init__.py").is_file()):
+                problems.append(f"exercises[{i}]: no such file '{folder}/{exercise.module}.py' (the {what} of "
+                                f"{exercise.module})")
+    return problems
+
+
+def check_course(course: Course, grading: bool) -> None:
+    """The course as a whole, beyond the files :func:`load_course` checks: each exercise's reference
+    and stub module and each provided file is there, every suite imports and, where ``grading`` on
+    the full course, every data file and read-only path is there. One line naming each problem
+    (:class:`CourseConfigError`): a course that cannot grade a property must stop before anyone is
+    graded or anything built, never cost students points."""
+    problems = _modules_missing(course) + _missing(course, [(f"provided[{i}]", p, "file")
+                                                           for i, p in enumerate(course.provided)])
+    problems += [problem for i, exercise in enumerate(course.exercises)
+                 if (problem := _import_problem(course, f"exercises[{i}].suite", exercise.suite))]
+    if grading and not course.is_release:
+        named = [*((f"data.{name}", path, "file or folder") for name, path in course.data.items()),
+                 *((f"sandbox.readonly_paths[{i}]", path, "file or folder")
+                   for i, path in enumerate(course.sandbox.readonly_paths))]
+        missing = _missing(course, named)
+        fetch = [f"fetch the course's data: {course.delivery.fetch}"] if missing and course.delivery.fetch else []
+        problems += missing + fetch
+    if problems:
+        raise CourseConfigError(f"{course.file}: " + "; ".join(problems))
+
+
+def _import_problem(course: Course, key: str, relative: str) -> str | None:
+    """Why the suite at ``relative`` does not import, as grading imports it (the course's folder first
+    on the path), or None. It runs here under a name of its own, forgotten after."""
+    name = f"_autograder_course_check_{Path(relative).stem}"
+    spec = importlib.util.spec_from_file_location(name, course.path(relative))
+    if spec is None or spec.loader is None:
+        return f"{key}: {relative!r} is not a Python module"
+    root = str(course.root.resolve())
+    sys.path.insert(0, root)
+    try:
+        with warnings.catch_warnings():  # pytest's, of marks no pytest run has registered here
+            warnings.simplefilter("ignore")
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    except Exception as error:  # whatever the suite raises, the course is at fault
+        said = str(error).strip().splitlines()
+        return f"{key}: {relative!r} does not import ({type(error).__name__}{': ' + said[0] if said else ''})"
+    finally:
+        sys.path.remove(root)
+        sys.modules.pop(name, None)
+    return None
 
 
 def _template_problems(course: Course, where: str, key: str, relative: str) -> list[str]:

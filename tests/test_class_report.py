@@ -239,6 +239,28 @@ def test_one_of_a_thing_is_counted_in_the_singular_and_only_what_is_shown_is_poi
     assert "1 submission, 1 of 1 property failed by someone" in " ".join(said.stdout.split()), said.stdout
 
 
+def test_report_keeps_a_page_already_there_unless_forced_and_names_a_folder_in_one_line(tmp_path):
+    """Without --out the page is ./report.html, as --help says; a page already there (another
+    class's, say) is kept unless --force; an --out that is a folder is one line, not a traceback."""
+    folder = write_batch(tmp_path / "grades", {"stub": Grade((PropertyResult(
+        EX, "test_merge_pair_replaces_left_to_right_without_overlap", 2, 0, False, False, STUB_FAILURE),),
+        ("isolation note",), 1.0)})
+    here = tmp_path / "here"
+    here.mkdir()
+    assert "(default: report.html, here)" in " ".join(autograder("report", "--help").stdout.split())
+    kept = here / "report.html"
+    kept.write_text("last term's page", encoding="utf-8")
+    refused = autograder("report", str(folder), cwd=here)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.strip() == "error: --out report.html: already there; --force replaces it", refused.stderr
+    assert kept.read_text(encoding="utf-8") == "last term's page"
+    forced = autograder("report", str(folder), "--force", cwd=here)
+    assert forced.returncode == 0 and "<html" in kept.read_text(encoding="utf-8"), forced.stderr
+    into_folder = autograder("report", str(folder), "--out", str(here))
+    assert into_folder.returncode == 2 and "Traceback" not in into_folder.stderr, into_folder.stderr
+    assert into_folder.stderr.strip() == f"error: --out {here}: a folder; name the file to write in it"
+
+
 def test_page_is_self_contained(grades, tmp_path):
     out = tmp_path / "report.html"
     build_report(load_course(COURSE), grades, out)

@@ -1,11 +1,12 @@
 """course.yaml: malformed ones get one clear message naming the key (the real one: tests/test_course.py)."""
 
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from autograder.config import CourseConfigError, load_course
+from autograder.config import CourseConfigError, check_course, load_course
 from tests.conftest import ROOT, autograder
 
 # What the schema's messages below count, read from the course file: tests/test_course.py checks
@@ -144,3 +145,40 @@ def test_a_persian_course_uses_its_own_persian_texts(tmp_path):
     engine = load_course(write_variant(tmp_path, lambda c: c["delivery"].update(
         templates={"release_readme": "readme.md"})))  # no Persian text of its own: the engine's
     assert "نسخه‌ی شما از درس" in student_readme(engine.model_copy(update={"language": "fa"}))
+
+
+TOY = ROOT / "tests" / "fixtures" / "toy_course"
+
+
+@pytest.mark.parametrize("breaking, message", [
+    (lambda c: (c / "answers" / "ex_sum.py").unlink(),
+     "exercises[0]: no such file 'answers/ex_sum.py' (the reference of ex_sum)"),
+    (lambda c: (c / "toy" / "ex_sum.py").unlink(), "exercises[0]: no such file 'toy/ex_sum.py' (the stub of ex_sum)"),
+    (lambda c: (c / "toy" / "__init__.py").unlink(), "provided[0]: no such file 'toy/__init__.py'"),
+    (lambda c: (c / "suites" / "ex_sum.py").write_text("import a_module_nobody_wrote\n"),
+     "exercises[0].suite: 'suites/ex_sum.py' does not import (ModuleNotFoundError: No module named "
+     "'a_module_nobody_wrote')"),
+])
+def test_a_course_is_checked_whole_before_anything_runs(tmp_path, breaking, message):
+    """What load_course cannot see from the file alone: each exercise's reference and stub, each
+    provided file, each suite importing. One line naming it, and the course as it was otherwise."""
+    course_folder = shutil.copytree(TOY, tmp_path / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    check_course(load_course(course_folder / "course.yaml"), grading=True)  # the toy course as it is: whole
+    breaking(course_folder)
+    with pytest.raises(CourseConfigError) as caught:
+        check_course(load_course(course_folder / "course.yaml"), grading=True)
+    assert str(caught.value) == f"{course_folder / 'course.yaml'}: {message}"
+
+
+def test_the_data_is_checked_where_the_course_grades_here(tmp_path):
+    """Grading needs the data files and read-only paths; building a delivery does not (its students
+    or its setup fetch them), nor does a student release before its student fetched them."""
+    course = load_course(write_variant(tmp_path, lambda c: c["data"].update(corpus="nowhere/corpus.txt")))
+    for name in ("data", ".cache"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    check_course(course, grading=False)
+    with pytest.raises(CourseConfigError) as caught:
+        check_course(course, grading=True)
+    assert str(caught.value).endswith(": data.corpus: no such file or folder 'nowhere/corpus.txt'; fetch the "
+                                      f"course's data: {RAW['delivery']['fetch']}"), caught.value
+    check_course(course.model_copy(update={"solutions": None}), grading=True)

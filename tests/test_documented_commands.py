@@ -136,6 +136,15 @@ def run(page: str, marker: str, place: dict[str, Path], cwd: Path | None = None,
     """Run the block of ``page`` that holds ``marker`` in bash, as written, in ``cwd`` (the
     course); after the page's variables block, if ``variables`` names some to point elsewhere.
     Return what it printed."""
+    done = bash(page, marker, place, cwd, variables)
+    assert done.returncode == 0, f"{page}: this block failed ({done.returncode}):\n{block(page, marker)}\n" + \
+        (done.stdout + done.stderr)[-5000:]
+    return done.stdout + done.stderr
+
+
+def bash(page: str, marker: str, place: dict[str, Path], cwd: Path | None = None,
+         variables: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The block of ``page`` that holds ``marker``, run as :func:`run` says, whatever its exit status."""
     script = block(page, marker)
     if variables is not None:
         setup = blocks(page)[0]
@@ -145,11 +154,8 @@ def run(page: str, marker: str, place: dict[str, Path], cwd: Path | None = None,
         script = setup + "\n" + script
     env = {"HOME": str(place["home"]), "PATH": "/usr/local/bin:/usr/bin:/bin", "COLUMNS": "200",
            "LANG": "C.UTF-8", "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))}
-    done = subprocess.run(["bash", "-c", "set -eo pipefail\n" + script], cwd=cwd or place["course"], env=env,
+    return subprocess.run(["bash", "-c", "set -eo pipefail\n" + script], cwd=cwd or place["course"], env=env,
                           capture_output=True, text=True, timeout=1500)
-    assert done.returncode == 0, f"{page}: this block failed ({done.returncode}):\n{script}\n" + \
-        (done.stdout + done.stderr)[-5000:]
-    return done.stdout + done.stderr
 
 
 def test_the_readme_s_instructor_and_student_path(place):
@@ -273,3 +279,39 @@ def test_the_gradescope_page(place):
     results = json.loads(kept.read_text())
     assert {t["extra_data"]["exercise"] for t in results["tests"]} == {FIRST} and results["score"] == 20, said
     assert "out of 20" in said
+
+
+def test_a_course_with_a_module_removed_grades_and_builds_nothing(place):
+    """The course with one reference module gone: every documented command that takes the course,
+    and every other command that does, stops with one line naming the module, exit 2, and
+    writes nothing anywhere."""
+    broken = place["base"] / "broken-course"
+    broken.mkdir()
+    for entry in place["course"].iterdir():
+        if entry.name not in ("course.yaml", "solutions"):
+            (broken / entry.name).symlink_to(entry.resolve())
+    shutil.copy(ROOT / "course.yaml", broken / "course.yaml")  # the course is where its file is
+    (broken / "solutions").mkdir()
+    for module in (ROOT / "solutions").glob("*.py"):
+        if module.name != "ex3_wordpiece.py":
+            (broken / "solutions" / module.name).symlink_to(module)
+    said = (f"error: {broken / 'course.yaml'}: exercises[2]: no such file 'solutions/ex3_wordpiece.py' "
+            "(the reference of ex3_wordpiece)")
+    before = everything(place["base"])
+    variables = {"COURSE": str(broken), "EXCHANGE": str(place["base"] / "exchange-broken")}
+    for page, marker, names in (("README.md", "autograder release --out", None),
+                                ("README.md", "autograder grade", None), ("README.md", "autograder report", None),
+                                ("docs/gradescope.md", "gradescope --out autograder.zip", None),
+                                ("docs/nbgrader.md", "autograder nbgrader", variables)):
+        done = bash(page, marker, place, cwd=broken, variables=names)
+        assert (done.returncode, done.stderr.strip(), done.stdout) == (2, said, ""), (page, marker, done.stderr)
+    for command in (["check"], ["check", "solutions"], ["demo"], ["mutate", "--all"], ["bench"]):
+        done = subprocess.run([str(ROOT / ".venv" / "bin" / "autograder"), *command], cwd=broken, text=True,
+                              capture_output=True, env={**os.environ, "COLUMNS": "400"}, timeout=120)
+        assert (done.returncode, done.stderr.strip(), done.stdout) == (2, said, ""), (command, done.stderr)
+    assert everything(place["base"]) == before
+
+
+def everything(folder: Path) -> set[str]:
+    """Every path under ``folder``, links not followed."""
+    return {os.path.join(where, name) for where, folders, files in os.walk(folder) for name in [*folders, *files]}

@@ -16,10 +16,13 @@ import jsonschema
 import pytest
 
 from autograder.config import load_course
-from autograder.delivery.gradescope import SCHEMA
+from autograder.delivery import gradescope
+from autograder.delivery.gradescope import SCHEMA, build_gradescope
+from autograder.errors import GraderError
 from tests.conftest import COURSE, ROOT, autograder
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
+TOY = ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml"  # builds in a second
 
 THE_COURSE = load_course(COURSE)
 FULL = THE_COURSE.max_score + THE_COURSE.bonus_points  # what full marks score, the bonus included
@@ -182,3 +185,23 @@ def test_a_windows_zip_grades_the_same_on_every_channel(tmp_path):
         assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
         rows.append([line for line in checked.stdout.splitlines() if first in line and "│" in line])
     assert rows[0] == rows[1] and len(rows[0]) == 1 and "nothing" in rows[0][0], rows
+
+
+def test_a_bundle_that_fails_keeps_the_last_and_a_folder_is_one_line(tmp_path, monkeypatch):
+    """The zip is written beside --out and moved into place at the end: a build that fails keeps
+    the bundle already there, and leaves nothing else; an --out that is a folder is one line."""
+    course = load_course(TOY)
+    out = tmp_path / "autograder.zip"
+    build_gradescope(course, out)
+    before = out.read_bytes()
+
+    def failing(archive, path, name):
+        raise GraderError("the zip could not be written")
+
+    monkeypatch.setattr(gradescope, "_add", failing)
+    with pytest.raises(GraderError, match="zip"):
+        build_gradescope(course, out)
+    assert list(tmp_path.iterdir()) == [out] and out.read_bytes() == before
+    run = autograder("gradescope", "--out", str(tmp_path), course=TOY)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.strip() == f"error: --out {tmp_path}: a folder; name the file to write in it"

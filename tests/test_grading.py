@@ -102,14 +102,26 @@ def test_feedback_hides_hidden_inputs(graded):
 
 
 def test_grader_problems_exit_nonzero(tmp_path):
-    missing = autograder("grade", str(tmp_path / "nothing"), "--out", str(tmp_path / "out"))
-    assert missing.returncode == 0, "an unreadable submission is graded zero, not a grader failure"
-    assert "unreadable" in missing.stdout
+    unreadable = tmp_path / "unreadable.zip"
+    unreadable.write_bytes(b"not a zip")
+    graded = autograder("grade", str(unreadable), "--out", str(tmp_path / "out"))
+    assert graded.returncode == 0, "an unreadable submission is graded zero, not a grader failure"
+    assert "unreadable" in graded.stdout
     broken = tmp_path / "course.yaml"
     broken.write_text("title: x\n")
     bad = autograder("grade", str(tmp_path), "--out", str(tmp_path / "o"), course=broken)
     assert bad.returncode == 2 and "hypothesis: required key is missing" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_mistyped_submission_path_stops_the_batch_before_anyone_is_graded(tmp_path):
+    """`grade nobody` is a typing slip, not a student graded zero: one line naming it, exit 2, and no
+    grades written, not even the good submission's beside it."""
+    out = tmp_path / "grades"
+    run = autograder("grade", str(ROOT / "samples" / "partly_wrong"), "nobody", "--out", str(out), cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip() == "error: no such submission: nobody (nothing was graded)", run.stderr
+    assert not out.exists() and "Traceback" not in run.stderr
 
 
 def test_self_check_exit_status(tmp_path):
@@ -315,3 +327,51 @@ def test_a_course_file_the_grader_cannot_read_stops_the_batch_before_anyone_is_g
     assert run.returncode == 2, run.stdout + run.stderr
     assert said.startswith("error: cannot read the course file") and "answers/ex_sum.py" in said, said
     assert "Traceback" not in run.stderr and not (tmp_path / "out" / "answers").exists()
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_every_command_with_jobs_refuses_fewer_than_one(tmp_path, jobs):
+    """`--jobs 0` would grade nothing: every command that takes --jobs refuses it in one line, exit 2."""
+    import argparse
+
+    from autograder.cli import _parser
+
+    (commands,) = [a.choices for a in _parser("autograder")._actions if isinstance(a, argparse._SubParsersAction)]
+    with_jobs = {name for name, command in commands.items()
+                 if any("--jobs" in action.option_strings for action in command._actions)}
+    arguments = {"grade": [str(ROOT / "samples" / "partly_wrong"), "--out", str(tmp_path / "grades")],
+                 "demo": ["--out", str(tmp_path / "demo")], "mutate": ["ex1_merge_tracing"]}
+    assert with_jobs == set(arguments), "a new command with --jobs: add it here"
+    for name, given in arguments.items():
+        run = autograder(name, *given, "--jobs", jobs, cwd=tmp_path)
+        assert run.returncode == 2, (name, run.stdout + run.stderr)
+        assert run.stderr.strip() == f"error: --jobs {jobs}: give at least 1 (how many run at once)", run.stderr
+        assert not list(tmp_path.iterdir()), f"{name} wrote {list(tmp_path.iterdir())}"
+
+
+def test_an_out_folder_that_is_a_file_is_one_line(tmp_path):
+    """`grade --out` names a folder: a file there is refused in one line, before anyone is graded."""
+    taken = tmp_path / "grades"
+    taken.write_text("not a folder")
+    run = autograder("grade", str(ROOT / "samples" / "partly_wrong"), "--out", str(taken))
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stdout + run.stderr
+    assert run.stderr.strip() == f"error: --out {taken}: a file; name a folder"
+    assert taken.read_text() == "not a folder"
+
+
+def test_a_property_that_meets_an_internal_error_fails_the_grading_not_the_student(tmp_path):
+    """A reference that does not import (the course is whole, so the check lets it by) fails the
+    grading of everyone it meets, exit 2, with the reason in the grader's log: never a student's
+    lost points with "tell your instructor", nor a results.json that says so."""
+    course = shutil.copytree(ROOT / "tests" / "fixtures" / "toy_course", tmp_path / "toy",
+                             ignore=shutil.ignore_patterns("__pycache__"))
+    alice = shutil.copytree(course / "answers", tmp_path / "alice")  # a correct submission
+    reference = course / "answers" / "ex_sum.py"
+    reference.write_text("import a_helper_the_course_forgot\n" + reference.read_text())
+    out = tmp_path / "out"
+    run = autograder("grade", str(alice), "--out", str(out), course=course / "course.yaml")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "grader failed" in run.stdout and "Traceback" not in run.stderr, run.stdout
+    assert not (out / "alice" / "results.json").exists()
+    log = (out / "alice" / "grader.log").read_text()
+    assert "the grader hit an internal error (ModuleNotFoundError: No module named 'a_helper_the_course_forgot')" in log

@@ -20,12 +20,16 @@ from autograder.authoring.locked.cases import load_cases
 from autograder.authoring.locked.hashing import canonical, digest
 from autograder.authoring.locked.seal import seal, split
 from autograder.config import load_course
+from autograder.delivery import nbgrader_course
+from autograder.delivery import release as release_module
 from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
 from tests.conftest import ROOT, autograder, hidden_properties, leaks, solution_lines
 from tokcourse import assets
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
+TOY = ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml"  # builds in a second
+
 
 def check(folder: Path) -> subprocess.CompletedProcess:
     """``python -m autograder check`` run inside a release folder, with nothing of the repository on the path."""
@@ -333,3 +337,28 @@ def test_the_check_reads_the_stubs_the_release_ships_not_the_students_edits(rele
     for exercise in course.exercises:
         assert graded_functions(edited, exercise.module) == graded_functions(course, exercise.module)
         assert docstring_examples(edited, exercise.module) == docstring_examples(course, exercise.module)
+
+
+
+@pytest.mark.parametrize("module, build, step", [(release_module, "build_release", "student_readme"),
+                                                 (nbgrader_course, "build_nbgrader_course", "_config")])
+def test_a_delivery_that_fails_leaves_nothing_behind_to_block_the_next(tmp_path, monkeypatch, module, build, step):
+    """A release, or an nbgrader course, is built beside --out and moved into place at the end: a
+    build that fails half-way leaves no half-built folder, so the same command runs again as it
+    first did; an empty folder made for it beforehand keeps its permissions."""
+    course = load_course(TOY)
+    out = tmp_path / "delivery"
+
+    def failing(course):
+        raise GraderError(f"{step} failed")
+
+    monkeypatch.setattr(module, step, failing)
+    with pytest.raises(GraderError, match=step):
+        getattr(module, build)(course, out)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    out.mkdir(mode=0o700)  # made private beforehand: it stays so
+    getattr(module, build)(course, out)
+    assert out.stat().st_mode & 0o777 == 0o700
+    assert list(tmp_path.iterdir()) == [out] and (out / "course.yaml" if module is release_module
+                                                  else out / "nbgrader_config.py").is_file()

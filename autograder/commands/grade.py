@@ -6,7 +6,8 @@ into ``DIR/<name>/results.json`` and ``feedback.md``, with ``DIR/grades.csv`` an
 ``DIR/gradebook.sqlite`` (:mod:`autograder.batch.batch`). Before anything
 is graded the sandbox's canary runs (:mod:`autograder.batch.canary`); with ``--cluster`` the
 workers of a Dask cluster grade (:mod:`autograder.batch.cluster`), and check their own sandboxes.
-Exits 0 whenever grading ran, whatever the scores; 2 when a submission's grading failed.
+Exits 0 whenever grading ran, whatever the scores; 2 when a submission's grading failed, or, before
+anyone is graded, when a submission's path names nothing.
 """
 
 from __future__ import annotations
@@ -22,18 +23,28 @@ from ..batch.cluster import connect
 from ..batch.staging import submission_name
 from ..config import Course
 from ..engine.digest import course_digest
+from ..errors import SubmissionError
 from ..isolation import isolation_note, require_isolation
 from ..reports.terminal import print_grades
-from . import graded_in_chosen_language, refuse_release
+from . import folder_to_write, graded_in_chosen_language, refuse_release
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     refuse_release(course)
+    _all_there(args.submissions)
+    folder_to_write(args.out)
     course = graded_in_chosen_language(course, args)
     course_digest(course)  # a course file the grader cannot read stops the batch here, before the canary
     if not args.cluster and require_isolation(args.unsafe).holds:  # a cluster's workers check their own
         run_canary(course, args.out.resolve())
     return grade_named(course, [(submission_name(p), p) for p in args.submissions], args, console)
+
+
+def _all_there(submissions: list[Path]) -> None:
+    """A path that names nothing is a typing slip, not a student: refuse the batch before anyone is graded."""
+    missing = [str(path) for path in submissions if not path.exists()]
+    if missing:
+        raise SubmissionError(f"no such submission: {', '.join(missing)} (nothing was graded)")
 
 
 def grade_named(course: Course, named: list[tuple[str, Path]], args: argparse.Namespace, console: Console) -> int:

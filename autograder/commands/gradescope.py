@@ -15,13 +15,14 @@ from ..config import Course
 from ..delivery.gradescope import Replay, build_gradescope, replay
 from ..errors import GraderError
 from ..results import Grade
-from . import in_chosen_language
+from . import file_to_write, in_chosen_language
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     course = in_chosen_language(course, args)
     if args.replay is None:
         out = args.out or Path("autograder.zip")
+        file_to_write(out)
         build_gradescope(course, out, args.exercise)
         chosen = args.exercise or [e.module for e in course.exercises]
         console.print(f"Gradescope autograder written to [bold]{out}[/]: upload it as the assignment's "

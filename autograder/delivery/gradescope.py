@@ -48,7 +48,7 @@ from ..batch.staging import unpack
 from ..config import Course
 from ..errors import GraderError
 from ..i18n import N_, _, in_course_language
-from .shipping import grading_copy, lock_files, new_folder
+from .shipping import grading_copy, lock_files, new_folder, written_in_place
 
 SCHEMA = Path(__file__).with_name("gradescope_results.schema.json")
 
@@ -69,8 +69,7 @@ def build_gradescope(course: Course, out: Path, exercises: list[str] | None = No
                                                     private=_quoted(private)), encoding="utf-8")
         (root / "run_autograder").write_text(RUN.format(private=_quoted(private), solutions=course.solutions,
                                                         exercises=chosen, why=_why(course)), encoding="utf-8")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        with written_in_place(out) as partial, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(p for p in root.rglob("*") if p.is_file()):
                 _add(archive, path, path.relative_to(root).as_posix())
 

@@ -44,7 +44,7 @@ from ..batch.converting import notebook_module
 from ..config import Course, Exercise
 from ..errors import GraderError
 from .release import build_release
-from .shipping import TEMPLATES, course_text, grading_copy, new_folder, ship
+from .shipping import TEMPLATES, built_in_place, course_text, grading_copy, ship
 from .translation import engine_words, localize, markdown, module_source, points_text, title
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -52,12 +52,16 @@ CODE_STUB = "# YOUR CODE HERE"
 
 
 def build_nbgrader_course(course: Course, out: Path) -> None:
-    """Write the nbgrader course folder ``out`` (new or empty)."""
-    import nbformat
-
+    """Write the nbgrader course folder ``out`` (new or empty), built beside it and moved into place."""
     if course.is_release:
         raise GraderError("an nbgrader course needs the solutions, which a student release lacks")
-    new_folder(out)
+    with built_in_place(out) as partial:
+        _write_course(course, partial)
+
+
+def _write_course(course: Course, out: Path) -> None:
+    import nbformat
+
     build_release(course, out / "release-check")
     check = engine_words(course, (TEMPLATES / "notebook_check.py").read_text(encoding="utf-8"))
     (out / "release-check" / "__init__.py").write_text(check, encoding="utf-8")

@@ -39,7 +39,17 @@ from .. import STUDENT_COMMAND, VENV_PYTHON, suite_texts
 from ..authoring.locked.seal import seal
 from ..config import Course, load_course
 from ..errors import GraderError
-from .shipping import ENGINE_DIR, course_text, course_yaml, fill, lock_files, new_folder, ship, ship_engine, template
+from .shipping import (
+    ENGINE_DIR,
+    built_in_place,
+    course_text,
+    course_yaml,
+    fill,
+    lock_files,
+    ship,
+    ship_engine,
+    template,
+)
 from .translation import localize, markdown, points_text, title
 
 HIDDEN_MARK = "pytest.mark.hidden"
@@ -47,11 +57,15 @@ REFERENCE_FIXTURE = "reference"
 
 
 def build_release(course: Course, out: Path) -> list[str]:
-    """Write the student release into the empty or new folder ``out``; return the names of
-    the properties left out of it."""
+    """Write the student release into the empty or new folder ``out`` (built beside it and moved
+    into place); return the names of the properties left out of it."""
     if course.is_release:
         raise GraderError("this course is already a student release (it has no solutions)")
-    new_folder(out)
+    with built_in_place(out) as partial:
+        return _write_release(course, partial)
+
+
+def _write_release(course: Course, out: Path) -> list[str]:
     ship(course, _common_paths(course), out)
     ship_engine(out)
     localize(course, out)

@@ -12,8 +12,12 @@ course file it writes records.
 from __future__ import annotations
 
 import re
+import secrets
 import shutil
+import stat
 import string
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -100,6 +104,48 @@ def fill(path: Path, **fields: object) -> str:
 
 def new_folder(out: Path) -> None:
     """Create ``out``, or accept it empty; anything else is a :class:`GraderError`."""
+    _free(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _free(out: Path) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise GraderError(f"{out} exists and is not an empty folder; choose a new one")
-    out.mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def built_in_place(out: Path) -> Iterator[Path]:
+    """A new folder beside ``out`` (new, or empty) to build in, which becomes ``out`` once the build
+    is done: a build that fails leaves ``out`` as it was, so it never blocks the next one. An empty
+    ``out`` made beforehand keeps its permissions (one made private stays private)."""
+    _free(out)
+    with _beside(out) as partial:
+        partial.mkdir()
+        yield partial
+        if out.exists():
+            partial.chmod(stat.S_IMODE(out.stat().st_mode))
+            out.rmdir()
+        partial.rename(out)
+
+
+@contextmanager
+def written_in_place(out: Path) -> Iterator[Path]:
+    """A path beside the file ``out`` to write to, which replaces ``out`` once the writing is done."""
+    with _beside(out) as partial:
+        yield partial
+        partial.replace(out)
+
+
+@contextmanager
+def _beside(out: Path) -> Iterator[Path]:
+    """A new name in ``out``'s folder (made if need be), whatever is there at the end removed: the
+    same file system, so the build is moved into place, never copied."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.parent / f".{out.name}.partial-{secrets.token_hex(4)}"
+    try:
+        yield partial
+    finally:
+        if partial.is_dir():
+            shutil.rmtree(partial, ignore_errors=True)
+        else:
+            partial.unlink(missing_ok=True)

@@ -42,9 +42,6 @@ def property_feedback(summary: str, error: BaseException | None, hidden: bool, l
     lines = [summary, "", clip(str(error), share) if error is not None else _("failed")]
     if isinstance(error, StudentError) and error.traceback.strip():
         lines += ["", _("Where it was raised:"), clip(error.traceback.rstrip(), share)]
-    if not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName)):
-        lines[2] = clip(_("the grader hit an internal error ({error}: {message}); tell your instructor")
-                        .format(error=type(error).__name__, message=error), share)
     if notes:
         lines += ["", clip(notes.strip(), share)]
     if printed.strip():
@@ -85,6 +82,12 @@ def description(function: Any) -> str:
     line (a docstring wraps its sentence over several lines; a student reads all of it)."""
     paragraph = (getattr(function, "__doc__", None) or "").strip().split("\n\n", 1)[0]
     return " ".join(paragraph.split())
+
+
+def is_internal(error: BaseException | None) -> bool:
+    """Whether ``error`` is the grader's own: neither a failed check, nor the student's code raising,
+    nor the sandbox stopping it. A property that meets one fails the grading, never the student."""
+    return error is not None and not isinstance(error, (AssertionError, StudentError, SandboxFailure, MissingName))
 
 
 def is_blocked(error: BaseException | None) -> bool:

@@ -31,7 +31,7 @@ from ..suite import TOGETHER
 from . import breadth
 from .digest import course_digest
 from .examples import Claim, claimed, run_examples
-from .feedback import description, innermost, is_blocked, property_feedback
+from .feedback import description, innermost, is_blocked, is_internal, property_feedback
 from .replay import Example, Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
 from .stubs import staged_stubs
@@ -314,6 +314,10 @@ class GradingPlugin:
         if error is not None and _is_broken_sandbox(error):
             self.broken = f"{item.nodeid}: {error}"
             item.session.shouldstop = "a worker did not start"
+            return
+        if is_internal(error):  # the course's fault (a reference that does not import, say): no grade at all
+            self.problems.append(f"{item.nodeid}: the grader hit an internal error ({type(error).__name__}: {error})")
+            item.session.shouldstop = "the grader hit an internal error"
             return
         output = "" if report.passed else property_feedback(self._summary(item), error, hidden,
                                                       self.course.limits.feedback_chars,
