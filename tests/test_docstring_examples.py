@@ -98,3 +98,22 @@ def test_a_claim_of_an_example_the_stub_lacks_is_a_broken_suite(tmp_path: Path):
 
     with pytest.raises(GraderError, match="does not have"):
         claimed(COURSE, "ex6_unigram", ("viterbi_segment('abc', logprobs)",))
+
+
+
+def test_an_example_the_student_s_answers_break_fails_that_example_not_the_grading():
+    """``steps[0]`` of an empty list: the docstring's own code failed on the student's answer, which
+    is that example's failure, as a wrong answer is; the student's code raising stays theirs."""
+    from autograder.errors import StudentError
+
+    def student(trace_merges):
+        return type("Submission", (), {"trace_merges": staticmethod(trace_merges)})
+
+    def raising(text, num_merges):
+        raise StudentError(f"trace_merges({text!r}, {num_merges})", {"type": "ZeroDivisionError"})
+
+    claim, support = Claim(("steps[0]",)), reference_support(COURSE)
+    with pytest.raises(AssertionError, match=r"could not run on your answers:(.|\n)*IndexError"):
+        run_examples(COURSE, "ex1_merge_tracing", claim, student(lambda text, num_merges: []), support)
+    with pytest.raises(StudentError, match="ZeroDivisionError"):
+        run_examples(COURSE, "ex1_merge_tracing", claim, student(raising), support)

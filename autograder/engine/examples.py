@@ -35,10 +35,11 @@ from typing import Any
 
 from ..config import Course
 from ..equality import same
-from ..errors import GraderError
+from ..errors import GraderError, StudentError
 from ..i18n import _
 from ..signatures import Example, docstring_examples, normalized, stub_path
 from ..suite import show, together
+from .session import MissingName
 
 REL_TOLERANCE = 1e-9
 
@@ -77,15 +78,26 @@ def run_examples(course: Course, exercise: str, claim: Claim, student: Any, supp
 
 
 def _run_example(example: Example, claim: Claim, names: dict[str, Any], bound: Mapping[str, Any]) -> None:
-    """Run one example in ``names``: the statements before it, then it, and judge its answer."""
-    for statement in example.before:
-        if not statement.checked and not (_assigned(statement.source) & set(bound)):
-            exec(compile(statement.source, "<docstring>", "exec"), names)  # noqa: S102 - the course's own text
+    """Run one example in ``names``: the statements before it, then it, and judge its answer.
+
+    The docstring's own code, run on the student's answers, may fail where the reference's answers
+    would not (``steps[0]`` of an empty list): that fails the example, as a wrong answer does. The
+    student's code raising, the sandbox stopping it and a failed check pass through unchanged."""
     printed, expression = _printed(example.source)
-    answer = eval(compile(expression, "<docstring>", "eval"), names)  # noqa: S307 - the course's own text
-    if claim.check is not None:
-        claim.check(answer, {k: v for k, v in names.items() if k != "__builtins__"})
-    elif not _holds(answer, example.want, printed):
+    try:
+        for statement in example.before:
+            if not statement.checked and not (_assigned(statement.source) & set(bound)):
+                exec(compile(statement.source, "<docstring>", "exec"), names)  # noqa: S102 - the course's own text
+        answer = eval(compile(expression, "<docstring>", "eval"), names)  # noqa: S307 - the course's own text
+        if claim.check is not None:
+            claim.check(answer, {k: v for k, v in names.items() if k != "__builtins__"})
+            return
+    except (AssertionError, StudentError, MissingName):
+        raise
+    except Exception as error:  # noqa: BLE001 - any error of the docstring's code on these answers
+        raise AssertionError(_("the docstring's example could not run on your answers:\n{session}\n{error}: {message}")
+                             .format(session=_session(example), error=type(error).__name__, message=error)) from error
+    if not _holds(answer, example.want, printed):
         raise AssertionError(_("the docstring's example does not hold:\n{session}\nexpected {want}, got {got}")
                              .format(session=_session(example), want=example.want.strip(),
                                      got=str(answer) if printed else show(answer)))
