@@ -162,6 +162,16 @@ def test_check_runs_the_public_property(toy):
     assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-3000:]
 
 
+def test_the_caller_s_pytest_settings_never_reach_a_grading(toy):
+    """A grading's pytest takes the engine's arguments alone: a student who runs their own tests
+    with ``PYTEST_ADDOPTS`` or ``PYTEST_PLUGINS`` set gets the check they would get without."""
+    plain = autograder("check", str(toy / "answers"), course=toy / "course.yaml", cwd=toy, env=engine_only(toy))
+    mine = autograder("check", str(toy / "answers"), course=toy / "course.yaml", cwd=toy,
+                      env={**engine_only(toy), "PYTEST_ADDOPTS": "-q --maxfail=1", "PYTEST_PLUGINS": "no_such_plugin"})
+    assert plain.returncode == 0, plain.stdout[-3000:] + plain.stderr[-3000:]
+    assert mine.returncode == 0, mine.stdout[-3000:] + mine.stderr[-3000:]
+
+
 def test_the_release_holds_no_answers_and_its_check_runs(toy, tmp_path):
     out = tmp_path / "release"
     built = run(toy, "release", "--out", str(out))

@@ -10,6 +10,7 @@ does for the student's own work.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -72,7 +73,7 @@ def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, firs
         f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
     ] + (["-x"] if first_failure else [])
     started = time.monotonic()
-    with on_path(course.root):
+    with on_path(course.root), without_callers_pytest():
         try:
             code = pytest.main(args, plugins=[plugin, *observers])
         finally:
@@ -86,6 +87,20 @@ def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, firs
             and not (filtered and code == pytest.ExitCode.NO_TESTS_COLLECTED):
         raise GraderError(f"pytest stopped with {pytest.ExitCode(code).name} while grading")
     return plugin.in_suite_order(), time.monotonic() - started
+
+
+@contextlib.contextmanager
+def without_callers_pytest() -> Iterator[None]:
+    """Keep the caller's pytest settings (``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``, ...) from the
+    grading's pytest for a while: its arguments are the engine's alone, and a student who runs
+    their own tests with such a setting gets the same check. ``PYTEST_CURRENT_TEST`` stays: an
+    outer pytest (the project's tests) removes it after each of its tests."""
+    kept = {name: os.environ.pop(name) for name in list(os.environ)
+            if name.startswith("PYTEST_") and name != "PYTEST_CURRENT_TEST"}
+    try:
+        yield
+    finally:
+        os.environ.update(kept)
 
 
 @contextlib.contextmanager
