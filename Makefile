@@ -118,12 +118,12 @@ messages-compile: $(VENV)/.installed
 	$(BIN)/pybabel compile --statistics -d $(LOCALE_DIR) -D autograder
 	$(BIN)/pybabel compile --statistics -d $(COURSE_LOCALE) -D tokcourse
 
-# The documentation site (mkdocs.yml, docs/), built with warnings as errors into site/.
-# NO_MKDOCS_2_WARNING quiets the theme's notice about its successor, which is no build problem.
 # The Persian pages' screenshots in outputs/persian/, as the browser tests take them.
 screenshots: setup
 	$(BIN)/python -m pytest -m browser -k "persian" --keep-screenshots=outputs/persian
 
+# The documentation site (mkdocs.yml, docs/), built with warnings as errors into site/.
+# NO_MKDOCS_2_WARNING quiets the theme's notice about its successor, which is no build problem.
 docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 

@@ -1,5 +1,5 @@
 """A toy course whose suite puts a hidden property first, and a submission that tries to carry
-the hidden property's inputs into the feedback of the public ones (issue 29, item 1).
+the hidden property's inputs into the feedback of the public ones.
 
 The hidden property's first example holds ``secret`` (far outside what the public strategies
 draw, so the submission knows it is hidden). The submission encodes it into everything a later

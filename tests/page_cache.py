@@ -1,4 +1,4 @@
-"""The page cache as a channel between students (issue 37, item 4): a toy course with a data file
+"""The page cache as a channel between students: a toy course with a data file
 every worker may read, a sender that writes a secret into which of its pages are cached, and a
 receiver that reads them back and says what it found in its public feedback.
 

@@ -3,6 +3,7 @@ and the ``autograder`` command the venv holds."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,13 @@ def test_the_edit_loop_targets_run_no_set_up_step():
     for step in ("apt-get", "tokcourse.assets fetch", "chromium"):
         assert step not in done.stdout, f"an edit-loop target runs {step}:\n{done.stdout}"
     assert "pytest -m" in done.stdout and "mkdocs build --strict" in done.stdout
+
+
+def test_the_code_tests_and_docs_cite_no_issue_numbers():
+    """An issue number means nothing to the next reader; what the issue asked is said in words."""
+    citing = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
+    places = [path for folder in ("autograder", "tests", "suites", "exercises", "solutions", "tokcourse", "docs")
+              for path in sorted((ROOT / folder).rglob("*")) if path.suffix in (".py", ".md")]
+    cited = [f"{path.relative_to(ROOT)}:{number}" for path in places
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if citing.search(line)]
+    assert cited == []

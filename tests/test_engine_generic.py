@@ -397,7 +397,7 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
 @pytest.mark.slow
 def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_own(tmp_path, monkeypatch):
     """A batch on two jobs runs its two grader processes on two cores, one each, and the workers
-    they start on the same one, which they cannot widen (issue 37, item 3): a submission that
+    they start on the same one, which they cannot widen: a submission that
     tries, and adds 1000 where it runs on more than one core, loses the points. A grader process
     made outside a batch (nbgrader's, a Dask worker's) is not kept to any."""
     from rich.console import Console

@@ -1,4 +1,4 @@
-"""The four gaps a blind student found in the suites (issue 39), each planted in the reference and
+"""The four gaps a blind student found in the suites, each planted in the reference and
 graded: every one now loses points where it should, on a property a student can see, and once.
 
 1. ``encode(..., add_eos=1)`` was accepted: no property passed an int where a bool is expected.

@@ -1,4 +1,4 @@
-"""A failure's headline names the call that was made, as a student would write it (issue 30.9).
+"""A failure's headline names the call that was made, as a student would write it.
 
 A *recorder* submission answers every call of every exercise by raising ``RuntimeError`` whose
 message is the argument list it received, written the way a student writes a call; the

@@ -10,7 +10,7 @@ full marks and the attackers, graded side by side:
 - read nothing of the solutions, the suites or the other submission, write nothing into the
   course or the output folder, and reach no TCP socket;
 - change neither the mode, owner nor extended attributes of a file of the grader's user that
-  they can name, nor the host's ``/dev/null`` (issue 29, items 2 and 3);
+  they can name, nor the host's ``/dev/null``;
 - read the limits, priority and affinity of no other process, their parent's included (item 4);
 - leave no process running once the grading ends (item 5);
 - cannot signal each other through a lock on a runtime file both can open (item 6), nor watch
@@ -19,7 +19,7 @@ full marks and the attackers, graded side by side:
 A second test grades a submission that tries to carry a hidden property's inputs into public
 feedback (``tests/carriers.py``) twice, with two different hidden inputs, in each mode: the public
 feedback is the same byte for byte (item 1). A third grades a sender and a receiver of a
-channel through the page cache (``tests/page_cache.py``, issue 37 item 4), at once and one after
+channel through the page cache (``tests/page_cache.py``), at once and one after
 the other, with two secrets: the receiver finds nothing either time. The tests run as root (as CI
 does): they make the user and the namespaces they need.
 """

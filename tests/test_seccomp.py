@@ -84,7 +84,7 @@ DIRECT = ("file = os.open(TARGET + b'/direct', os.O_RDWR | os.O_CREAT | os.O_DIR
 NOT_SUPPORTED = errno.errorcode[errno.EOPNOTSUPP]
 MEMORY = "memory = mmap.mmap(-1, 1 << 16, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS); memory.write(b'x' * (1 << 16))"
 REFUSALS = [
-    # namespaces, mounts, roots (issue 37, item 8)
+    # namespaces, mounts, roots
     ("unshare a user namespace", "", "call('unshare', 0x10000000)", "EPERM"),
     ("unshare a mount namespace", "", "call('unshare', 0x20000)", "EPERM"),
     ("unshare a network namespace", "", "call('unshare', 0x40000000)", "EPERM"),

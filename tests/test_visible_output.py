@@ -1,4 +1,4 @@
-"""What a student sees carries nothing that a hidden property's work shapes (issue 37, item 5).
+"""What a student sees carries nothing that a hidden property's work shapes.
 
 A submission whose hidden property sleeps ``(secret % 7) × 0.7 s`` is graded twice, with two
 hidden inputs (``tests/carriers.py``'s toy course, its hidden property first in the suite): every

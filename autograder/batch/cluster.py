@@ -5,7 +5,7 @@ by ``dask-jobqueue`` on SLURM or by ``dask-kubernetes``. Each submission is one 
 grades it exactly as ``grade --jobs`` does on one machine: with the worker's own sandbox, from
 the worker's own copy of the course files, under the same fail-closed rules, in a grader
 process that grades that worker thread's tasks one after another (a
-:class:`~autograder.batch.batch.GraderPool` per course digest). The client stages the submissions,
+:class:`~autograder.batch.grader.GraderPool` per course digest). The client stages the submissions,
 keeps the gradebook and writes every report, so a batch resumes as before.
 
 - **Same course everywhere.** Before anything is sent, every worker computes the course

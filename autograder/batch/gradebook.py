@@ -6,9 +6,10 @@ those ``grade --exercise`` chose), the course's seed, the engine version, a hash
 results. A submission whose latest grading has the same hashes, exercises, seed and engine
 version is already graded and can be skipped.
 
-``grades.csv`` is opened in spreadsheets, which run a cell starting with ``=``, ``+``, ``-``
-or ``@`` as a formula; a submission's name comes from a student, so such a cell is written
-with a leading ``'``, as spreadsheet programs export text.
+``grades.csv`` is opened in spreadsheets, which run a cell starting with ``=``, ``+``, ``-``,
+``@``, a tab or a carriage return as a formula (:data:`FORMULA_STARTS`); a submission's name
+comes from a student, so such a cell is written with a leading ``'``, as spreadsheet programs
+export text.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from ...results import Grade, PropertyResult
 from .load import Batch, Entry, boilerplate_sources
 
 GRADEBOOK = "gradebook.db"  # where nbgrader_config.py (nbgrader's default) keeps it: the course folder
-AUTOGRADED, SUBMITTED, RELEASE = "autograded", "submitted", "release"  # nbgrader's default step folders
+AUTOGRADED, RELEASE = "autograded", "release"  # nbgrader's default step folders
 # An autograded notebook holds the student's cells, and is read here for its grade cell's
 # feedback: at most this size, which nbformat reads in about 1.4 s and 150 MB (docs/security.md)
 AUTOGRADED_BYTES = 24 << 20
