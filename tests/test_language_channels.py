@@ -31,7 +31,7 @@ from tests.conftest import ROOT, autograder, leaks
 from tests.persian import english_prose
 from tests.test_class_report import chromium, screenshot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.data]  # every test runs the commands on the course
 
 COURSE = load_course(ROOT / "course.yaml")
 PERSIAN = COURSE.model_copy(update={"language": "fa"})

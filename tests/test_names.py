@@ -16,8 +16,6 @@ from autograder.errors import GraderError
 from autograder.results import Grade
 from tests.conftest import ROOT, autograder
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
-
 
 @pytest.mark.parametrize("file, name", [
     ("...zip", "_.."), ("..zip", "_."), (".zip", "_.zip"), ("alice.zip", "alice"), ("a b/c.zip", "c"),
@@ -66,6 +64,9 @@ def zipped(folder: Path, path: Path) -> Path:
     return path
 
 
+@pytest.mark.sandbox
+@pytest.mark.data
+@pytest.mark.slow
 def test_hostile_file_names_are_graded_inside_out(tmp_path):
     """``...zip`` once wrote its reports beside ``--out``; ``-2+3.zip`` was a formula in grades.csv."""
     stubs = ROOT / "exercises"
@@ -82,6 +83,7 @@ def test_hostile_file_names_are_graded_inside_out(tmp_path):
     assert sorted(rows) == ["'-2_3", "_.."]
 
 
+@pytest.mark.data  # the course is checked whole, its data files included, before the names
 def test_a_name_collision_stops_the_batch_before_grading(tmp_path):
     alice = shutil.copytree(ROOT / "exercises", tmp_path / "alice", ignore=shutil.ignore_patterns("__pycache__"))
     archive = zipped(alice, tmp_path / "alice.zip")
