@@ -114,3 +114,10 @@ def test_the_readme_says_how_much_of_each_exercise_the_check_sees():
             for seen, points, module in re.findall(r"(\d+) of the (\d+) (?:points )?of `(\w+)`", text)}
     assert said == {e.module: (seen, e.points) for e, seen in zip(course.exercises, check_reach(course).values(),
                                                                    strict=True)}
+
+
+def test_the_tests_readme_places_every_test_file():
+    """tests/README.md says where a new test goes by naming where each kind lives: a file it does
+    not name is one a newcomer cannot find."""
+    readme = (ROOT / "tests" / "README.md").read_text(encoding="utf-8")
+    assert [path.name for path in sorted((ROOT / "tests").glob("test_*.py")) if f"`{path.name}`" not in readme] == []
