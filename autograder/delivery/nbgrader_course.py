@@ -43,7 +43,7 @@ from typing import TypeGuard
 from ..batch.converting import notebook_module
 from ..config import Course, Exercise
 from ..errors import GraderError
-from .release import build_release
+from .release import binds, build_release
 from .shipping import TEMPLATES, built_in_place, course_text, grading_copy, ship
 from .translation import engine_words, localize, markdown, module_source, points_text, title
 
@@ -193,7 +193,7 @@ class _Source:
         self.tree = ast.parse(text)
         self.docstring = ast.get_docstring(self.tree) or ""
         self.body = [node for node in self.tree.body if not _is_docstring(node)]
-        self.names = {name for node in self.body for name in _defines(node)}
+        self.names = {name for node in self.body for name in binds(node)}
 
     def text(self, node: ast.stmt, start: int | None = None, end: int | None = None) -> str:
         """Lines ``start`` to ``end`` (1-based, inclusive), by default the node's with its decorators."""
@@ -241,7 +241,7 @@ class _Reference:
     def extras(self, stub_names: set[str]) -> list[str]:
         """Everything of the reference the stub lacks: inlined helpers, imports, private code."""
         own = self.source.text_of([node for node in self.source.body
-                                   if not _relative_import(node) and not (_defines(node) & stub_names)])
+                                   if not _relative_import(node) and not (binds(node) & stub_names)])
         return [self.strip(text) for text in [*self.helpers, own] if text]
 
 
@@ -280,7 +280,7 @@ def _check_names(reference: _Reference, module: str) -> None:
     owner: dict[str, int] = {}
     for index, body in enumerate([*(ast.parse(text).body for text in helpers), reference.source.body]):
         for node in body:
-            for name in set() if isinstance(node, (ast.Import, ast.ImportFrom)) else _defines(node):
+            for name in set() if isinstance(node, (ast.Import, ast.ImportFrom)) else binds(node):
                 if owner.setdefault(name, index) != index:
                     raise GraderError(f"{module}: inlining its helper modules defines {name!r} twice; rename one")
     own = reference.strip(reference.source.text_of([n for n in reference.source.body if not _relative_import(n)]))
@@ -341,8 +341,8 @@ def _class_cell(stub: _Source, node: ast.ClassDef, reference: _Reference) -> str
             parts.append(_function_cell(stub, item, reference.find(item.name, node.name), reference))
         else:
             parts.append(stub.text(item))
-    names = {name for item in members for name in _defines(item)}
-    extras = [reference.text(item) for item in ref.body if not _is_docstring(item) and not (_defines(item) & names)]
+    names = {name for item in members for name in binds(item)}
+    extras = [reference.text(item) for item in ref.body if not _is_docstring(item) and not (binds(item) & names)]
     if extras:
         indent = " " * members[0].col_offset
         parts.append("\n".join([indent + BEGIN, "\n\n".join(extras), indent + END]))
@@ -377,18 +377,6 @@ def _is_docstring(node: ast.AST) -> bool:
 
 def _relative_import(node: ast.AST) -> TypeGuard[ast.ImportFrom]:
     return isinstance(node, ast.ImportFrom) and node.level > 0
-
-
-def _defines(node: ast.AST) -> set[str]:
-    """The top-level names a statement binds (imports included)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    return set()
 
 
 # --- nbgrader_config.py ---------------------------------------------------------------------------

@@ -118,20 +118,20 @@ def public_suite(source: str) -> tuple[str, list[str]]:
     dropped = [node for node in _tests(tree.body)
                if whole_module or _is_hidden(node, marks) or _needs_reference(node)]
     kept = [node for node in tree.body if node not in dropped]
-    roots = set().union(*(_binds(node) | _references(node) for node in kept if not _binds(node) or _is_root(node)))
+    roots = set().union(*(binds(node) | _references(node) for node in kept if not binds(node) or _is_root(node)))
     return prune(source, reachable(kept, roots), dropped), [node.name for node in dropped]
 
 
 def _is_root(node: ast.stmt) -> bool:
     """What pytest finds by name, not through a reference: tests, ``pytestmark``, hooks and
     autouse fixtures."""
-    names = _binds(node)
+    names = binds(node)
     return (node in _tests([node]) or bool(names & {"pytestmark"}) or any(n.startswith("pytest_") for n in names)
             or any("autouse" in ast.unparse(d) for d in getattr(node, "decorator_list", [])))
 
 
-def _binds(node: ast.stmt) -> set[str]:
-    """The module-level names a definition binds: functions, classes, assignments and imports
+def binds(node: ast.AST) -> set[str]:
+    """The module-level names a statement binds: functions, classes, assignments and imports
     (``from __future__`` binds none: it changes how the module compiles)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
@@ -158,7 +158,7 @@ def reachable(body: list[ast.stmt], roots: set[str]) -> set[str]:
     """The module-level names ``roots`` reach through the definitions of ``body``, ``roots`` included."""
     reached, frontier = set(roots), set(roots)
     while frontier:
-        found = set().union(*(_references(n) for n in body if _binds(n) & frontier)) - reached
+        found = set().union(*(_references(n) for n in body if binds(n) & frontier)) - reached
         reached |= found
         frontier = found
     return reached
@@ -206,7 +206,7 @@ def _headings_kept(lines: list[str]) -> list[str]:
 def _pruned(node: ast.stmt, reached: set[str]) -> list[str] | None:
     """What replaces a module-level statement: ``None`` keeps it, ``[]`` removes it, and an
     import that binds names not reached is rewritten with the others."""
-    names = _binds(node)
+    names = binds(node)
     if not names:
         return None
     if not isinstance(node, (ast.Import, ast.ImportFrom)):
