@@ -1,35 +1,10 @@
 """``python -m autograder mutate``: does each exercise's suite catch small changes to its reference?
 
-For each exercise named, a mutation tool makes every small change its operators know to a copy
-of the exercise's solution module (``<solutions>/<module>.py``; the solutions' other modules
-stay as they are), and each changed copy (a *mutant*) is graded like a submission, with only
-that exercise's suite, against the unmutated reference. A mutant that loses a point is
-*killed*; one that still scores full points *survived*: either the suite misses a rule the
-docstrings promise, or the change cannot be told apart from the reference (an *equivalent*
-mutant). The course lists its equivalent mutants, each with the reason, in the file named by
-``mutation.equivalents`` in the course file; every other survivor is printed with its diff,
-and the command then exits 1.
-
-**Why cosmic-ray.** Mutants come from cosmic-ray's default operators (every core operator that
-needs no arguments), through its library API: ``operator.mutation_positions`` enumerates the
-places, ``mutating.mutate_code`` makes one mutant's source. The grading is ours. mutmut (3.x)
-fits worse: it mutates a whole source tree in place through trampolines that call back into
-its own runtime, which a sandboxed worker that may read only the submission cannot import,
-and it picks tests by coverage from a plain pytest run, where our suites run inside the
-grading plugin. cosmic-ray's mutation is a pure function from source to source, so a mutant
-is just another submission.
-
-**A mutant's identity** is ``(module, operator, the line's text)``, and the changed text when
-one line holds several mutants of one operator: stable while other lines move. Entries of the
-list have those keys (``mutated`` optional) and a ``reason``.
-
-**Cost.** Each mutant is graded in a fresh grader process (the gradings' state must not mix)
-that stops at the first failing property without shrinking it, so a mutant that fails at import
-costs one worker's start; one that is not even valid Python is killed without grading. One
-that loops is stopped after ``TIME_FACTOR`` times the reference's own time on the suite plus
-``TIME_SLACK`` seconds and counted as *timed out*, as is one killed by the sandbox's per-call
-time limit. ``--sample N --seed S`` grades N mutants drawn with a fixed seed, spread over the
-exercises in proportion to their mutants.
+Each mutant that cosmic-ray's default operators make of an exercise's solution module is graded
+like a submission, with that exercise's suite alone, in a fresh grader process that stops at the
+first failing property. A mutant that keeps full points *survived*, unless the course lists it as
+equivalent (``mutation.equivalents``, :func:`load_equivalents`). How to read the report, and why
+cosmic-ray: docs/authors.md, "Holding the suites to account".
 """
 
 from __future__ import annotations

@@ -1,35 +1,10 @@
 """Grading a batch on a Dask distributed cluster (``grade --cluster tls://HOST:8786 --cluster-certs DIR``).
 
-The cluster is Dask's own: ``dask scheduler`` and ``dask worker`` processes, started by hand,
-by ``dask-jobqueue`` on SLURM or by ``dask-kubernetes``. Each submission is one task. A worker
-grades it exactly as ``grade --jobs`` does on one machine: with the worker's own sandbox, from
-the worker's own copy of the course files, under the same fail-closed rules, in a grader
-process that grades that worker thread's tasks one after another (a
-:class:`~autograder.batch.grader.GraderPool` per course digest). The client stages the submissions,
-keeps the gradebook and writes every report, so a batch resumes as before.
-
-- **Same course everywhere.** Before anything is sent, every worker computes the course
-  digest of its copy; a worker whose digest differs from the client's, or whose sandbox does
-  not hold (or lets its canary through: :class:`~autograder.isolation.IsolationRefused`, exit
-  status 3 as on one machine), stops the batch with its address and reason. Each task checks
-  the digest and the sandbox again, and a worker's first task of a course runs the canary,
-  for workers that join later.
-- **No grade lost.** A task whose worker dies is run again on another worker by the
-  scheduler (Dask's ``distributed.scheduler.allowed-failures``, 3 by default); a grade
-  depends only on the submission and the course, so it comes out the same.
-- **Members only.** The client, the scheduler and the workers speak mutual TLS with the
-  certificates of ``cluster-certs`` (:mod:`autograder.batch.cluster_tls`); plain ``tcp://`` only
-  with ``--unsafe-cluster-tcp``, loopback included.
-- **Plain data only.** A task carries the staged submission's files as bytes and brings back
-  the reports as text; no object from student code crosses, and the grade is read from the
-  ``results.json`` the worker's grader process wrote.
-
-The client runs no student code, so it needs no sandbox of its own: it neither checks one
-nor runs the canary, and the gradebook and the summary name the workers' layers.
-
-A worker finds the course at the path the client names, or at ``$AUTOGRADER_COURSE`` when its
-checkout lives elsewhere. Start each worker with ``--nthreads`` at most its cores: one thread
-grades one submission at a time.
+Each submission is one task. A worker grades it as ``grade --jobs`` does on one machine: its own
+sandbox, its own copy of the course (checked by digest), the same fail-closed rules, in a grader
+process per worker thread (a :class:`~autograder.batch.grader.GraderPool` per course digest). The
+client stages the submissions, keeps the gradebook and writes every report, and runs no student
+code. Why it stays safe and complete: docs/cluster.md.
 """
 
 from __future__ import annotations

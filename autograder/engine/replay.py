@@ -1,35 +1,11 @@
 """A property that passed replays its examples without hypothesis.
 
-With the seed pinned, hypothesis draws a property's next example from the seed, the strategies
-and what became of the examples before it: whether each passed, and nothing else (the suites'
-bodies neither ``assume`` nor ``target``, or the replay falls back as below). So every
-submission that passes the examples one passing grading saw would be shown exactly those
-examples, in that order. The first grading of a property on a machine records them (the
-values each example passed to the test, before the test ran); every later grading calls the
-test on them directly, in hypothesis's conditions (the global ``random`` seeded alike), and
-spends nothing on generating them, which was most of a grader's time.
-
-The first recorded example that does not pass (an assertion, the student's exception, a
-sandbox failure, anything) ends the replay and fails the property; hypothesis then runs it as
-before on a fresh session, for its own shrinking and feedback. That is the grade hypothesis
-would give a submission whose answers do not change from run to run (the failing example is
-one it shows), and one whose answers do gets no second try. A property is recorded only if
-every example is plain data that :mod:`autograder.isolation.inside.codec` carries exactly, with no mutable
-value shared between two places (a ``st.randoms()`` argument is not, so such a property
-always runs hypothesis).
-
-A ``st.data()`` argument is recorded as the draws the test made from it: each value, with the
-strategy's ``repr`` and the label. A replayed example draws them again from a stand-in, which
-hands out each value only to the same draw (same strategy, same label, in the same order), and
-the example passes only if it made every draw recorded and no other: the same draws are the
-same choices to hypothesis, so the examples after it are the ones hypothesis would show. Where
-hypothesis ended an example at a draw (its choices ran out, a filter gave up), the record says
-so, and the replayed example ends at the same draw, as that one did, and the replay goes on.
-
-Records live beside hypothesis's files in the grader's cache (never in a sandbox, never in a
-release), one JSON file per property, named by a hash of the course digest, the versions of
-Python, its unicode tables, hypothesis and this engine, the property's id and its settings: a
-change to any of them starts afresh.
+The first passing grading of a property on a machine records the examples hypothesis showed it
+(:class:`Recorder`, :class:`DrawLog` for a ``st.data()`` argument); every later grading calls the
+test on them directly (:class:`Examples` loads them, :class:`Replayed` hands out the draws), and
+the first example that does not pass hands the property back to hypothesis. Why that gives the
+same grade, where records live and who may write them: docs/architecture.md, "Recorded examples:
+the replay".
 """
 
 from __future__ import annotations
