@@ -26,12 +26,12 @@ Rules
 
 Example::
 
-    >>> steps = trace_merges("the then there", 2)                 # doctest: +SKIP
-    >>> steps[0]                                                  # doctest: +SKIP
+    >>> steps = trace_merges("the then there", 2)
+    >>> steps[0]
     MergeStep(rank=0, pair=(116, 104), new_id=256, count=3, token=b'th', length=11)
-    >>> steps[1]                                                  # doctest: +SKIP
+    >>> steps[1]
     MergeStep(rank=1, pair=(256, 101), new_id=257, count=3, token=b'the', length=8)
-    >>> token_tree(steps, 257)                                    # doctest: +SKIP
+    >>> token_tree(steps, 257)
     ((116, 104), 101)
     >>> print(render_trace(steps))                                # doctest: +SKIP
     0: 't' + 'h' -> 'th'  count=3  length=11

@@ -35,22 +35,22 @@ Rules
 
 Example::
 
-    >>> pretokenize("Hi  there,\\n  you!")                          # doctest: +SKIP
+    >>> pretokenize("Hi  there,\\n  you!")
     ['Hi', ' ', ' there,', '\\n ', ' you!']
-    >>> tok = SpecialTokenizer().train("low lower lowest<eos>", 3)  # doctest: +SKIP
-    >>> tok.vocab_size                                              # doctest: +SKIP
+    >>> tok = SpecialTokenizer().train("low lower lowest<eos>", 3)
+    >>> tok.vocab_size
     262
-    >>> [tok.id_to_token(i) for i in (259, 260, 261)]               # doctest: +SKIP
+    >>> [tok.id_to_token(i) for i in (259, 260, 261)]
     ['lo', 'low', ' low']
-    >>> tok.encode("lowest<eos>")                                   # doctest: +SKIP
+    >>> tok.encode("lowest<eos>")
     [260, 104, 118, 119, 1]
-    >>> tok.encode("lowest<eos>", allowed_special="none")           # doctest: +SKIP
+    >>> tok.encode("lowest<eos>", allowed_special="none")
     [260, 104, 118, 119, 63, 104, 114, 118, 65]
-    >>> tok.encode("low", add_eos=True)                             # doctest: +SKIP
+    >>> tok.encode("low", add_eos=True)
     [260, 1]
-    >>> tok.decode([260, 104, 118, 119, 1])                         # doctest: +SKIP
+    >>> tok.decode([260, 104, 118, 119, 1])
     'lowest<eos>'
-    >>> tok.pad_batch([[260, 1], [7]])                              # doctest: +SKIP
+    >>> tok.pad_batch([[260, 1], [7]])
     ([[260, 1], [7, 0]], [[1, 1], [1, 0]])
 
 (The pre-tokens are ``"low"``, ``" lower"``, ``" lowest"``; ``<eos>`` is cut out. ``l o``

@@ -32,13 +32,13 @@ Rules
 
 Example::
 
-    >>> word_units("hug")                                                      # doctest: +SKIP
+    >>> word_units("hug")
     ['h', '##u', '##g']
-    >>> train_wordpiece("hug hugs pug pun bun", 3)                             # doctest: +SKIP
+    >>> train_wordpiece("hug hugs pug pun bun", 3)
     ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##gs', 'hu', 'hugs']
-    >>> train_bpe_pieces("hug hugs pug pun bun", 3)                            # doctest: +SKIP
+    >>> train_bpe_pieces("hug hugs pug pun bun", 3)
     ['##g', '##n', '##s', '##u', 'b', 'h', 'p', '##ug', 'hug', '##un']
-    >>> tokenize_wordpiece(["h", "##u", "##g", "hu", "##gs"], "hugs hug bug")  # doctest: +SKIP
+    >>> tokenize_wordpiece(["h", "##u", "##g", "hu", "##gs"], "hugs hug bug")
     ['hu', '##gs', 'hu', '##g', '[UNK]']
 
 WordPiece's first merge is ``##g ##s``: it occurs once, but ``##s`` occurs only once, so

@@ -24,15 +24,15 @@ Rules
 
 Example::
 
-    >>> utf8 = lambda s: list(s.encode("utf-8"))                     # doctest: +SKIP
-    >>> chars = lambda s: [ord(c) for c in s]                        # doctest: +SKIP
-    >>> tokens_per_char(utf8, ["héllo"])                             # doctest: +SKIP
+    >>> utf8 = lambda s: list(s.encode("utf-8"))
+    >>> chars = lambda s: [ord(c) for c in s]
+    >>> tokens_per_char(utf8, ["héllo"])
     1.2
-    >>> parallel = {"en": ["cat", "dog"], "ru": ["кот", "пёс"]}      # doctest: +SKIP
-    >>> tokenization_premium(utf8, parallel)                         # doctest: +SKIP
+    >>> parallel = {"en": ["cat", "dog"], "ru": ["кот", "пёс"]}
+    >>> tokenization_premium(utf8, parallel)
     {'en': 1.0, 'ru': 2.0}
-    >>> rows = benchmark({"utf8": utf8, "chars": chars}, parallel)   # doctest: +SKIP
-    >>> [(r["encoder"], r["language"], r["premium"]) for r in rows]  # doctest: +SKIP
+    >>> rows = benchmark({"utf8": utf8, "chars": chars}, parallel)
+    >>> [(r["encoder"], r["language"], r["premium"]) for r in rows]
     [('chars', 'en', 1.0), ('chars', 'ru', 1.0), ('utf8', 'en', 1.0), ('utf8', 'ru', 2.0)]
     >>> print(render_table(rows[2:]))                                # doctest: +SKIP
     | encoder | language | tokens | chars | bytes | tokens_per_char | premium |

@@ -29,9 +29,9 @@ Rules
 Example::
 
     >>> logprobs = {"a": -2.0, "b": -2.0, "ab": -4.0, "ba": -3.0}
-    >>> viterbi_segment("aba", logprobs)                           # doctest: +SKIP
+    >>> viterbi_segment("aba", logprobs)
     (['a', 'ba'], -5.0)
-    >>> viterbi_segment("ab", logprobs)                            # doctest: +SKIP
+    >>> viterbi_segment("ab", logprobs)
     (['ab'], -4.0)
     >>> marginal_logprob("ab", logprobs)                           # doctest: +SKIP
     -3.3068528194400546

@@ -202,7 +202,7 @@ Rules
 
 Example::
 
-    >>> solve([1, 2, 3])                                          # doctest: +SKIP
+    >>> solve([1, 2, 3])
     6
 """
 

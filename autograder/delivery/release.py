@@ -385,4 +385,5 @@ def student_readme(course: Course) -> str:
     return markdown(course, course_text(course, "release_readme", title=title(course), package=course.package,
                                         exercise_rows=rows, setup=setup, data_section=data_section(course),
                                         first_module=course.exercises[0].module, check=f"{STUDENT_COMMAND} check",
+                                        doctest=f"{VENV_PYTHON} -m doctest -v",
                                         reach_rows=reach_rows))
