@@ -207,9 +207,11 @@ def persian_grade(sample: str) -> Grade:
         staged.remove()
 
 
-SAMPLES = ["samples/partly_wrong", "exercises"]
+SAMPLES = ["samples/partly_wrong", "exercises"]  # graded with the course's data, in workers: sandbox and data
 
 
+@pytest.mark.sandbox
+@pytest.mark.data
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_persian_feedback_reads_right_to_left_with_its_code_whole(sample):
     grade = persian_grade(sample)
@@ -227,6 +229,8 @@ def check_output(grade: Grade) -> list[str]:
 TABLE_BORDERS = re.compile("[│┃]")
 
 
+@pytest.mark.sandbox
+@pytest.mark.data
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_the_persian_self_check_keeps_each_cell_in_its_column(sample):
     rows = [line for line in check_output(persian_grade(sample)) if TABLE_BORDERS.search(line)]
@@ -242,6 +246,8 @@ def test_a_table_row_without_isolates_scrambles():
     assert [c.strip() for c in TABLE_BORDERS.split(shown(row))] != [shown(c).strip() for c in TABLE_BORDERS.split(row)]
 
 
+@pytest.mark.sandbox
+@pytest.mark.data
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_the_persian_self_check_s_words_read_right_to_left_with_their_code_whole(sample):
     lines = [line for line in check_output(persian_grade(sample)) if not TABLE_BORDERS.search(line)]

@@ -170,6 +170,7 @@ def test_a_course_is_checked_whole_before_anything_runs(tmp_path, breaking, mess
     assert str(caught.value) == f"{course_folder / 'course.yaml'}: {message}"
 
 
+@pytest.mark.data  # the course's own data and .cache, linked in
 def test_the_data_is_checked_where_the_course_grades_here(tmp_path):
     """Grading needs the data files and read-only paths; building a delivery does not (its students
     or its setup fetch them), nor does a student release before its student fetched them."""
