@@ -375,3 +375,34 @@ def test_a_property_that_meets_an_internal_error_fails_the_grading_not_the_stude
     assert not (out / "alice" / "results.json").exists()
     log = (out / "alice" / "grader.log").read_text()
     assert "the grader hit an internal error (ModuleNotFoundError: No module named 'a_helper_the_course_forgot')" in log
+
+
+def test_a_grading_that_fails_is_a_row_that_says_so_until_it_succeeds(tmp_path, monkeypatch):
+    """A grader that overruns its time gives its submission no grade, but never a missing student:
+    grades.csv has its row with no score and the reason, the gradebook keeps the failure, and the
+    batch's rows (the table, the exit status) carry it. A later grading that succeeds replaces it."""
+    from rich.console import Console
+
+    from autograder.batch import grader
+    from autograder.batch.batch import BatchOptions, grade_many
+    from autograder.batch.gradebook import Gradebook
+    from autograder.config import load_course
+
+    course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
+    quiet, out = Console(file=open(os.devnull, "w")), tmp_path / "out"
+    submissions = [("answers", course.path(course.solutions)), ("stubs", course.path(course.package))]
+    real = grader.grader_seconds
+    with monkeypatch.context() as hurried:
+        hurried.setattr(grader, "grader_seconds", lambda course, exercises=None: 0.01)
+        rows = grade_many(course, submissions, out, quiet, BatchOptions(1, True, None))
+    assert [(name, grade) for name, grade, _ in rows] == [("answers", None), ("stubs", None)]
+    table = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert sorted(table) == ["answers", "stubs"]
+    assert all(row["score"] == "" and row["note"].startswith("grader failed") for row in table.values())
+    book = Gradebook(out)
+    assert len(book.connection.execute("SELECT * FROM failures").fetchall()) == 2
+    book.close()
+    assert real(course) > 1
+    grade_many(course, submissions, out, quiet, BatchOptions(1, True, None))
+    table = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert (table["answers"]["score"], table["stubs"]["score"]) == ("10", "0") and table["answers"]["note"] == ""

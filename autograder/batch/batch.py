@@ -150,7 +150,8 @@ class _Batch:
     def _record(self, pending: _Pending, graded: Graded) -> None:
         grade, seconds, problem = graded
         pending.staged.remove()
-        if grade is None:
+        if grade is None:  # the grader's failure: a row that says so, never a missing student or a zero
+            self.book.record_failure(pending.name, pending.key, problem)
             self.rows[pending.name] = (pending.name, None, problem)
             return
         # what staging noticed (a copied notebook cell, skipped links) is the instructor's to see too

@@ -41,6 +41,13 @@ CREATE TABLE IF NOT EXISTS gradings (
     note TEXT NOT NULL DEFAULT '',
     exercises TEXT NOT NULL DEFAULT 'all'
 );
+CREATE TABLE IF NOT EXISTS failures (
+    submission TEXT PRIMARY KEY,
+    digest TEXT NOT NULL,
+    exercises TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    failed_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS results (
     grading_id INTEGER NOT NULL REFERENCES gradings(id),
     exercise TEXT NOT NULL,
@@ -82,38 +89,62 @@ class Gradebook:
         to grades.csv) says why a submission was not graded, or what staging noticed in it (a
         copied notebook cell, skipped links)."""
         with self.connection:
+            self.connection.execute("DELETE FROM failures WHERE submission = ?", (name,))
             cursor = self.connection.execute(
                 "INSERT INTO gradings (submission, digest, exercises, course_digest, seed, engine_version, isolation,"
                 " score, max_score, seconds, graded_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (name, key["digest"], graded(key), key["course_digest"], key["seed"], key["engine_version"],
                  key["isolation"],
                  grade.score, key["max_score"], round(seconds, 3),
-                 datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), note))
+                 _now(), note))
             self.connection.executemany(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",
                 [(cursor.lastrowid, r.exercise, r.title, r.score, r.points, r.status) for r in grade.results])
+
+    def record_failure(self, name: str, key: dict, reason: str) -> None:
+        """Store that ``name``'s latest grading failed (the grader's fault, never the student's: no
+        score), until a grading of it succeeds. grades.csv shows it as a row with no score."""
+        with self.connection:
+            self.connection.execute(
+                "INSERT OR REPLACE INTO failures (submission, digest, exercises, reason, failed_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (name, key["digest"], graded(key), reason, _now()))
 
     def write_csv(self, course: Course, path: Path) -> None:
         """One row per submission (its latest grading): its score (bonus included), its score without
         the bonus and full marks (bonus not included) over the exercises graded
         (:meth:`~autograder.config.Course.score_without_bonus`), each exercise's score (empty where that
         grading left the exercise out: ``grade --exercise``), the submission's content hash, the
-        exercises graded (``all``, or their modules) and a note."""
+        exercises graded (``all``, or their modules) and a note. A submission whose latest grading
+        failed has no score, and its note says why."""
         latest = self.connection.execute(
             "SELECT id, submission, digest, exercises, score, max_score, graded_at, note FROM gradings WHERE id IN "
-            "(SELECT MAX(id) FROM gradings GROUP BY submission) ORDER BY submission").fetchall()
+            "(SELECT MAX(id) FROM gradings GROUP BY submission)").fetchall()
+        failed = {name: row for name, *row in self.connection.execute(
+            "SELECT submission, digest, exercises, failed_at, reason FROM failures")}
+        rows = {row[1]: self._row(course, row) for row in latest}
+        empty = [""] * (3 + len(course.exercises))
+        rows |= {name: [name, *empty, digest, exercises, failed_at, f"grader failed: {reason}"]
+                 for name, (digest, exercises, failed_at, reason) in failed.items()}
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["submission", "score", "score_without_bonus", "max_score",
                              *(e.module for e in course.exercises),
                              "digest", "exercises", "graded_at", "note"])
-            for grading_id, name, digest, exercises, score, max_score, graded_at, note in latest:
-                scores = dict(self.connection.execute(
-                    "SELECT exercise, SUM(score) FROM results WHERE grading_id = ? GROUP BY exercise", (grading_id,)))
-                writer.writerow(map(as_text, [name, f"{score:g}", f"{course.score_without_bonus(scores):g}",
-                                              f"{max_score:g}",
-                                              *(f"{scores[e.module]:g}" if e.module in scores else ""
-                                                for e in course.exercises), digest, exercises, graded_at, note]))
+            writer.writerows(map(as_text, rows[name]) for name in sorted(rows))
+
+    def _row(self, course: Course, grading: tuple) -> list[str]:
+        """A grading's row of grades.csv, from its row of the gradings table (as :meth:`write_csv` selects it)."""
+        grading_id, name, digest, exercises, score, max_score, graded_at, note = grading
+        scores = dict(self.connection.execute(
+            "SELECT exercise, SUM(score) FROM results WHERE grading_id = ? GROUP BY exercise", (grading_id,)))
+        return [name, f"{score:g}", f"{course.score_without_bonus(scores):g}", f"{max_score:g}",
+                *(f"{scores[e.module]:g}" if e.module in scores else "" for e in course.exercises),
+                digest, exercises, graded_at, note]
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
 def graded(key: dict) -> str:
