@@ -75,12 +75,14 @@ class Gradebook:
         self.connection.close()
 
     def is_current(self, name: str, key: dict, note: str | None = None) -> bool:
-        """Whether ``name``'s latest grading was done with exactly this key (and ``note``, if given)."""
+        """Whether ``name``'s latest grading was done with exactly this key (and ``note``, if given),
+        and none has failed since."""
         row = self.connection.execute(
             "SELECT digest, exercises, course_digest, seed, engine_version, note FROM gradings "
             "WHERE submission = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
         wanted = (key["digest"], graded(key), key["course_digest"], key["seed"], key["engine_version"])
-        return row is not None and row[:5] == wanted and note in (None, row[5])
+        failed = self.connection.execute("SELECT 1 FROM failures WHERE submission = ?", (name,)).fetchone()
+        return row is not None and row[:5] == wanted and note in (None, row[5]) and failed is None
 
     def record(self, name: str, key: dict, grade: Grade, seconds: float, note: str = "") -> None:
         """Store one grading. ``key`` is what decides it (:meth:`is_current`'s) and what the row keeps
