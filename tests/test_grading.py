@@ -403,6 +403,12 @@ def test_a_grading_that_fails_is_a_row_that_says_so_until_it_succeeds(tmp_path, 
     assert len(book.connection.execute("SELECT * FROM failures").fetchall()) == 2
     book.close()
     assert real(course) > 1
-    grade_many(course, submissions, out, quiet, BatchOptions(1, True, None))
+    grade_many(course, submissions, out, quiet, BatchOptions(1, False, None))
     table = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
     assert (table["answers"]["score"], table["stubs"]["score"]) == ("10", "0") and table["answers"]["note"] == ""
+    with monkeypatch.context() as hurried:  # a forced regrade that fails: the earlier grade no longer stands
+        hurried.setattr(grader, "grader_seconds", lambda course, exercises=None: 0.01)
+        grade_many(course, submissions[:1], out, quiet, BatchOptions(1, True, None))
+    assert next(csv.DictReader((out / "grades.csv").open()))["score"] == ""
+    rows = grade_many(course, submissions[:1], out, quiet, BatchOptions(1, False, None))
+    assert rows[0][1] is not None and next(csv.DictReader((out / "grades.csv").open()))["score"] == "10"
