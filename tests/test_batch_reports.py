@@ -201,3 +201,33 @@ def test_the_partly_wrong_sample_s_readme_counts_its_missing_exercises(course):
     words = {4: "four", 5: "five", 6: "six"}
     text = " ".join((sample / "README.md").read_text(encoding="utf-8").split())
     assert f"The other {words[len(missing)]} exercises" in text, text
+
+
+def test_a_batch_s_reports_are_out_of_reach_while_it_runs_and_back_when_it_ends(tmp_path):
+    """While a batch runs, its reports (earlier batches' too), gradebook and grades.csv are in a
+    folder of ``--out`` under a random name, the grader's alone; an instructor's own files stay.
+    A batch that was killed leaves that folder, and the next one moves it back first; a second
+    batch on the same output while one runs stops, naming the folder."""
+    from autograder.batch.withheld import PREFIX, Withheld
+    from autograder.errors import GraderError
+
+    out = tmp_path / "out"
+    (out / "alice").mkdir(parents=True)
+    (out / "alice" / "results.json").write_text("{}")
+    (out / "grades.csv").write_text("submission\n")
+    (out / "notes.txt").write_text("the instructor's")
+    with Withheld(out) as folder:
+        assert folder.parent == out and folder.name.startswith(PREFIX) and len(folder.name) == len(PREFIX) + 32
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert sorted(p.name for p in out.iterdir()) == sorted([folder.name, "notes.txt"])
+        (folder / "bob").mkdir()
+        (folder / "bob" / "results.json").write_text("{}")
+        with pytest.raises(GraderError, match="another batch is grading into"), Withheld(out):
+            pass
+    assert sorted(p.name for p in out.iterdir()) == ["alice", "bob", "grades.csv", "notes.txt"]
+    killed = out / f"{PREFIX}{'0' * 32}"  # what a batch killed outright leaves
+    (killed / "carol").mkdir(parents=True)
+    (killed / "carol" / "results.json").write_text("{}")
+    with Withheld(out):
+        pass
+    assert sorted(p.name for p in out.iterdir()) == ["alice", "bob", "carol", "grades.csv", "notes.txt"]

@@ -93,12 +93,12 @@ def test_setup_records_the_examples_that_each_grading_then_replays(bundle, tmp_p
     assert 'run_autograder" --record' in zipfile.ZipFile(bundle).read("setup.sh").decode()
     cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     run_autograder(bundle, tmp_path / "image", ROOT / "exercises", "--record", env=cache)
-    recorded = tmp_path / "cache" / "autograder" / "hypothesis" / "autograder-examples"
-    made = {path.name: path.stat().st_mtime_ns for path in recorded.glob("*.json")}
+    recorded = tmp_path / "cache" / "autograder" / "hypothesis"
+    made = {path.name: path.stat().st_mtime_ns for path in recorded.glob("autograder-examples-*/*.json")}
     assert len(made) > 50 and not (tmp_path / "image" / "results").exists()
     results, _ = graded(bundle, tmp_path / "graded", ROOT / "solutions", env=cache)
     assert results["score"] == FULL
-    assert {path.name: path.stat().st_mtime_ns for path in recorded.glob("*.json")} == made
+    assert {path.name: path.stat().st_mtime_ns for path in recorded.glob("autograder-examples-*/*.json")} == made
 
 
 def test_a_wrong_submission_loses_points(bundle, tmp_path):

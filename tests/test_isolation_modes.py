@@ -341,6 +341,102 @@ def test_the_page_cache_carries_nothing_between_students(mode, jobs, work):
     assert said[0] == said[1]
 
 
+SPY = '''"""Looks at what it can name of a classmate's reports, the batch's and the course's files."""
+
+import errno, os
+
+TARGETS = {targets!r}  # what it is called: the path, and whether its times count
+
+
+def seen():
+    found = {{}}
+    for label, (path, timed) in sorted(TARGETS.items()):
+        try:
+            info = os.stat(path)
+        except OSError as error:
+            found[label] = errno.errorcode.get(error.errno, str(error.errno))
+            continue
+        found[label] = [oct(info.st_mode), info.st_nlink, info.st_size, info.st_uid, info.st_gid]
+        if timed:
+            found[label] += [info.st_mtime_ns, info.st_ctime_ns, info.st_atime_ns]
+    return found
+
+
+def add_all(numbers):
+    raise ValueError(f"seen {{seen()!r}}")
+'''
+NO_BWRAP = [mode for mode in MODES if mode in ("root, Landlock only", "root without CAP_SYS_ADMIN",
+                                                "unprivileged user without bwrap")]
+
+
+def spy_on(work: Path, out: Path, course: Path, cache: Path) -> Path:
+    """A submission, ``spy``, whose calls say what ``stat`` shows of the classmate's reports in
+    ``out``, the gradebook, ``grades.csv``, the output folder, the course's files and folders
+    and the grader's cache (their times too, but for the output folder's, which each batch moves)."""
+    timed = {"classmate's folder": out / "classmate", "classmate's results.json": out / "classmate" / "results.json",
+             "classmate's feedback.md": out / "classmate" / "feedback.md",
+             "classmate's grader.log": out / "classmate" / "grader.log", "gradebook": out / "gradebook.sqlite",
+             "grades.csv": out / "grades.csv", "course": course.parent, "course file": course,
+             "solutions": course.parent / "answers", "solution": course.parent / "answers" / "ex_sum.py",
+             "suites": course.parent / "suites", "suite": course.parent / "suites" / "ex_sum_hidden_first.py",
+             "grader's cache": cache / "autograder", "hypothesis's files": cache / "autograder" / "hypothesis",
+             "records as they were named": cache / "autograder" / "hypothesis" / "autograder-examples"}
+    targets = {label: (str(path), True) for label, path in timed.items()} | {"output folder": (str(out), False)}
+    folder = work / "spies" / out.name / "spy"
+    (folder / "toy").mkdir(parents=True)
+    (folder / "toy" / "__init__.py").write_text("")
+    (folder / "toy" / "ex_sum.py").write_text(SPY.format(targets=targets))
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", NO_BWRAP)
+def test_a_worker_learns_nothing_of_its_classmates_results(mode, work):
+    """A worker that stats what it can name where nothing hides the machine's
+    paths from it sees the same whether its classmate was graded or not, failed or passed, in
+    the same batch or an earlier one into the same output: the reports, the gradebook and
+    ``grades.csv`` are not where it can name them while a batch runs, and the course's files and
+    the grader's cache do not change with what was graded."""
+    work.chmod(0o755)
+    course, cache = toy_course(work / "course", 3), work / "cache"
+    cache.mkdir()
+    os.chown(cache, grading_user(mode), -1)
+    classmates = {"failing": work / "failing" / "classmate", "passing": work / "passing" / "classmate"}
+    shutil.copytree(course.parent / "toy", classmates["failing"] / "toy")
+    shutil.copytree(course.parent / "answers", classmates["passing"] / "toy")
+    for path in work.rglob("*"):
+        if path != cache and not path.is_relative_to(cache):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    # a machine that keeps compiled code, as most do (this one's environment may not)
+    env = {"XDG_CACHE_HOME": str(cache), "PYTHONDONTWRITEBYTECODE": ""}
+
+    def grade(out: Path, *submissions: Path) -> None:
+        out.mkdir(mode=0o777, exist_ok=True)
+        out.chmod(0o777)
+        run = in_mode(mode, ["--course", str(course), "grade", *map(str, submissions), "--out", str(out),
+                             "--jobs", "1"], out, env)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    def seen(out: Path, classmate: Path | None = None, together: bool = False) -> str:
+        """What the spy saw, graded into ``out`` after ``classmate``: in the same batch, or in
+        one before it into the same output."""
+        spy = spy_on(work, out, course, cache)
+        if classmate is not None and not together:
+            grade(out, classmate)
+        grade(out, *([classmate] if together else []), spy)  # --jobs 1: in the order given
+        tests = json.loads((out / "spy" / "results.json").read_text())["tests"]
+        said = [test["output"].split("seen ", 1)[1].split("\n")[0] for test in tests if test["visibility"] == "visible"]
+        assert len(said) == 2 and said[0] == said[1], said
+        return said[0]
+
+    alone = seen(work / "alone")
+    print(f"{mode}: {alone}")
+    for kind, classmate in classmates.items():
+        for together in (True, False):
+            assert seen(work / f"{kind}-{together}", classmate, together) == alone, \
+                f"a {kind} classmate graded {'in the same batch' if together else 'in a batch before'}"
+
+
 @pytest.mark.slow
 def test_the_attack_is_real_without_a_sandbox(work):
     """The same attacker, graded with every layer off and the override: it reads and writes what the

@@ -4,7 +4,8 @@
 skips one the gradebook holds as graded unchanged, hands the others to grader processes (a
 :class:`~autograder.batch.grader.GraderPool` here, or a Dask cluster's), ``jobs`` at once and in
 parts where threads would idle (:mod:`autograder.batch.parts`), and records each grading in the
-gradebook and ``grades.csv``. Student code never runs in this process, nor the suites: the
+gradebook and ``grades.csv``, all of them out of the workers' reach until the batch ends
+(:mod:`autograder.batch.withheld`). Student code never runs in this process, nor the suites: the
 batch keeps going whatever happens to one submission.
 """
 
@@ -30,6 +31,7 @@ from .gradebook import BATCH_FILES, Gradebook
 from .grader import Graded, GraderPool, Part
 from .parts import GradingInParts
 from .staging import Staged, stage_many
+from .withheld import Withheld
 
 Row = tuple[str, Grade | None, str]  # a submission's name, its grade (None: the grading failed) and a note
 
@@ -57,19 +59,19 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, c
                options: BatchOptions = BatchOptions(), elsewhere: Elsewhere | None = None) -> list[Row]:
     """Grade every ``(name, path)`` into ``out/<name>/``; return a row per submission, by name.
     Names are made safe first (:func:`safe_names`). The graders are a :class:`GraderPool` here,
-    or ``elsewhere``'s."""
-    out = out.resolve()  # the graders run in scratch folders of their own
-    out.mkdir(parents=True, exist_ok=True)
-    batch = _Batch(course, out, options, elsewhere)
-    try:
-        named = safe_names(submissions)
-        for (name, _path), staged in zip(named, stage_many(course, [path for _, path in named], options.jobs),
-                                         strict=True):
-            batch.stage(name, staged)
-        batch.grade_staged(console)
-        batch.book.write_csv(course, out / "grades.csv")
-    finally:
-        batch.book.close()
+    or ``elsewhere``'s. While the batch runs, its reports and gradebook are kept where no worker
+    can name them, and they are in ``out`` when it returns (:class:`Withheld`)."""
+    named = safe_names(submissions)
+    with Withheld(out.resolve()) as reports:  # resolved: the graders run in scratch folders of their own
+        batch = _Batch(course, reports, options, elsewhere)
+        try:
+            for (name, _path), staged in zip(named, stage_many(course, [path for _, path in named], options.jobs),
+                                             strict=True):
+                batch.stage(name, staged)
+            batch.grade_staged(console)
+            batch.book.write_csv(course, reports / "grades.csv")
+        finally:
+            batch.book.close()
     return [batch.rows[name] for name in sorted(batch.rows)]
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..config import Course
 from ..engine.report import read_results
+from ..isolation.cache import cache_home, keyed_folder
 from ..results import Grade
 from .staging import Staged
 
@@ -54,12 +55,23 @@ def hypothesis_storage(fallback: str) -> str:
     be made. What it keeps there is the table of unicode categories it builds on first use,
     which every fresh grader process would otherwise build again; its example database is off,
     so nothing there depends on a submission."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograder" / "hypothesis"
+    cache = cache_home() / "autograder" / "hypothesis"
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError:
         return fallback
     return str(cache)
+
+
+def compiled_code(fallback: str) -> str:
+    """Where a grader process keeps the code it compiles (``PYTHONPYCACHEPREFIX``): a folder of
+    the user's cache under a name no worker can guess (:func:`keyed_folder`), or ``fallback``
+    (in the process's scratch folder). Never beside the course's own files: the first grading
+    that imports a solution would write its ``__pycache__`` there, and a worker that can name
+    the course's folders (where nothing hides the machine's paths from it) would see their times
+    move, and so learn that someone was graded before it."""
+    folder = keyed_folder(cache_home() / "autograder", "compiled")
+    return str(folder) if folder is not None else os.path.join(fallback, "compiled")
 
 
 def lane_core(lane: int) -> int:
@@ -177,6 +189,7 @@ class GraderProcess:
         self.scratch = tempfile.TemporaryDirectory(prefix="autograder-grader-")
         scratch = self.scratch.name
         env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
+               "PYTHONPYCACHEPREFIX": compiled_code(scratch),
                "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         with open(Path(scratch) / "grader.log", "wb") as log:
             core = [] if self.core is None else ["--core", str(self.core)]  # it keeps to it before any worker starts

@@ -7,6 +7,7 @@ the grade the whole would give.
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 import threading
 import time
@@ -56,7 +57,9 @@ class GradingInParts:
         self.indices = range(len(self.exercises))
         self.public = 0 if whole else count  # parts 0 .. public - 1 grade the public properties
         self.answers: dict[int, Graded] = {}
-        self.scratch = tempfile.TemporaryDirectory(prefix="autograder-parts-") if len(self.exercises) > 1 else None
+        # the parts' reports: named so that no worker can, as the batch's own are (batch/withheld.py)
+        self.scratch = tempfile.TemporaryDirectory(prefix=f"autograder-parts-{secrets.token_hex(16)}-") \
+            if len(self.exercises) > 1 else None
         self.began: float | None = None
         self.lock = threading.Lock()
         self.left = len(self.exercises)

@@ -27,6 +27,7 @@ import pytest
 
 from .. import internals
 from ..equality import identical
+from ..isolation.cache import keyed_folder, own_folder
 from ..isolation.inside import codec
 
 Example = dict[str, Any]
@@ -91,20 +92,18 @@ def _example(record: Any) -> Example:
 def cache_folder() -> Path | None:
     """Where this process keeps records: ``$AUTOGRADER_RECORDS`` if set (``off``: nowhere), else
     beside hypothesis's own files (the grader's cache, see
-    :func:`autograder.batch.grader.hypothesis_storage`). Only a folder that is this user's alone,
-    in a folder that is this user's alone, is used: whoever can write a record there decides
-    which examples a property sees."""
+    :func:`autograder.batch.grader.hypothesis_storage`), as ``autograder-examples-`` and a random
+    key: a property's first passing grading writes there, and a worker that could name the folder
+    would see its times move (:func:`autograder.isolation.cache.keyed_folder`). Only a folder that
+    is this user's alone, in a folder that is this user's alone, is used: whoever can write a
+    record there decides which examples a property sees."""
     chosen = os.environ.get("AUTOGRADER_RECORDS")
     if chosen == "off":
         return None
-    folder = Path(chosen or Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis")
-                  / "autograder-examples").resolve()
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        modes = [folder.stat(), folder.parent.stat()]
-    except OSError:
-        return None
-    return folder if all(m.st_uid == os.getuid() and not m.st_mode & 0o022 for m in modes) else None
+    if chosen:
+        return own_folder(Path(chosen).resolve())
+    return keyed_folder(Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis").resolve(),
+                        "autograder-examples")
 
 
 def replayable(item: pytest.Item) -> bool:
