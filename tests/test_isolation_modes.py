@@ -30,6 +30,7 @@ import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -339,6 +340,89 @@ def test_the_page_cache_carries_nothing_between_students(mode, jobs, work):
         nothing = "observed by_cachestat=nothing by_faults=nothing by_mincore=nothing by_nowait=nothing"
         assert said[-1] and all(nothing in output for output in said[-1]), said[-1]
     assert said[0] == said[1]
+
+
+ROOT_ONLY_PROBE = '''"""Tries every file and folder of the machine that only root may read."""
+
+PATHS = {paths!r}
+READ = []
+
+
+def probe():
+    import os
+    read = []
+    for path in PATHS:
+        try:
+            if os.path.isdir(path):
+                os.listdir(path)
+            else:
+                os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+            read.append(path)
+        except OSError:
+            pass
+    return read
+
+
+def add_all(numbers):
+    if not READ:
+        READ.append(probe())
+    if READ[0]:
+        raise RuntimeError(f"LEAKED {{len(READ[0])}} root-only paths: {{READ[0][:20]!r}}")
+    raise ValueError(f"probed {{len(PATHS)}} root-only paths, read none")
+'''
+
+
+@pytest.fixture(scope="module")
+def root_only_paths() -> list[str]:
+    """Every regular file and folder on this machine that only root may read: owned by root,
+    and the mode bits give others no read (no listing, for a folder); /proc and /sys left out."""
+    found: list[str] = []
+
+    def walk(folder: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.path in ("/proc", "/sys") or not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                continue
+            if info.st_uid == 0 and not info.st_mode & stat.S_IROTH:
+                found.append(entry.path)
+            if stat.S_ISDIR(info.st_mode):
+                walk(entry.path)
+
+    walk("/")
+    assert any(path.startswith("/etc/") for path in found), "a machine with no root-only file in /etc proves nothing"
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", list(MODES))
+def test_no_file_only_root_may_read_is_readable(mode, work, root_only_paths):
+    """A worker tries every file and folder only root may read on this machine: it reads and
+    lists none of them, in every mode, the modes where it runs as uid 0 without capabilities
+    included."""
+    work.chmod(0o755)
+    course, submission, out = toy_course(work / "course", 3), work / "student", work / "out"
+    (submission / "toy").mkdir(parents=True)
+    (submission / "toy" / "__init__.py").write_text("")
+    (submission / "toy" / "ex_sum.py").write_text(ROOT_ONLY_PROBE.format(paths=root_only_paths))
+    out.mkdir()
+    for path in [work, *work.rglob("*")]:
+        path.chmod(0o777 if path == out else 0o755 if path.is_dir() else 0o644)
+    run = in_mode(mode, ["--course", str(course), "grade", str(submission), "--out", str(out)], out)
+    if run.returncode == 3:
+        assert "refusing to grade" in run.stderr
+        return
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    outputs = [test["output"] for test in json.loads((out / "student" / "results.json").read_text())["tests"]
+               if test["visibility"] == "visible"]
+    assert outputs and not any("LEAKED" in output for output in outputs), outputs
+    assert all(f"probed {len(root_only_paths)} root-only paths, read none" in output for output in outputs), outputs
 
 
 SPY = '''"""Looks at what it can name of a classmate's reports, the batch's and the course's files."""

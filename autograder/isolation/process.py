@@ -28,10 +28,10 @@ from .channel import Channel
 from .layers import Isolation
 from .layout import Layout
 from .limits import WorkerLimits
+from .readable import SYSTEM_DIRS, outermost, runtime, system_reads
 from .reaping import FOLDER_PREFIX, Strays, kill_user, once_per_grader, reap, tree
 
 INSIDE = Path("/sandbox")  # where bubblewrap shows the worker its folder
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 SANDBOX_UIDS = range(200_000, 200_000 + (1 << 23) + 2)  # pid_max is at most 2**22
 
 
@@ -154,7 +154,8 @@ class Worker:
         ``seen`` is its folder as it sees it."""
         strong = "bwrap" in self.isolation.layers
         grader, support, submission = (seen / n for n in ("grader", "support", "submission"))
-        readable = [*(Path(d) for d in SYSTEM_DIRS), *runtime(), *layout.readonly_paths, grader, support, submission]
+        as_root = self.uid is None and os.geteuid() == 0  # owns root's files, though without capabilities
+        readable = [*system_reads(as_root), *layout.readonly_paths, grader, support, submission]
         return {
             "path": [str(submission), str(support)],
             "work": str(work),
@@ -163,7 +164,7 @@ class Worker:
             "landlock": "landlock" in self.isolation.layers,
             "read": [str(p) for p in [*readable, Path("/dev/urandom"), Path("/dev/zero")]],
             "write": [str(work), "/dev/null", *(["/tmp"] if strong else [])],
-            "drop_capabilities": self.uid is None and os.geteuid() == 0,
+            "drop_capabilities": as_root,
             # where nothing counts its processes (no cgroup, no private uid, and as root, for whom
             # RLIMIT_NPROC does not count) or kills them all when it ends (nor bubblewrap's pid
             # namespace), a worker starts none
@@ -190,20 +191,6 @@ def bwrap_args(layout: Layout, host_home: Path, limits: WorkerLimits) -> list[st
     for name in ("grader", "support", "submission"):
         command += ["--ro-bind", str(host_home / name), str(INSIDE / name)]
     return command + ["--chdir", str(INSIDE / "home"), "--"]
-
-
-def runtime() -> list[Path]:
-    """The Python installation the worker runs (a venv and the Python it was made from)."""
-    return [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
-
-
-def outermost(paths: list[Path]) -> list[Path]:
-    """Existing paths with those inside another one dropped (a bind covers its subfolders)."""
-    kept: list[Path] = []
-    for path in sorted({p.absolute() for p in paths if p.exists()}, key=lambda p: len(p.parts)):
-        if not any(path.is_relative_to(outer) for outer in kept):
-            kept.append(path)
-    return kept
 
 
 def environment(layout: Layout, work: Path) -> dict[str, str]:
