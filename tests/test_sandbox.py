@@ -965,3 +965,29 @@ def test_an_exception_is_reported_when_the_student_used_up_the_open_files(sessio
     traceback then): with no file left to open, the exception still comes back, without frames."""
     with pytest.raises(StudentError, match="raised ValueError: bad input"):
         session.module("exercises.toy").raise_without_files()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists(),
+                    reason="needs root and a cgroup v1 cpu hierarchy")
+def test_a_grader_process_and_its_workers_share_one_core_s_cpu_cgroup(tmp_path):
+    """A grader process (a lane of a batch) moves into a CPU cgroup of its own, capped at one core,
+    before it starts any worker: what it starts inherits it, however many processes a submission
+    starts beside it."""
+    from autograder.batch.grader import GraderProcess
+    from autograder.config import load_course
+
+    course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
+    with GraderProcess(course, core=0) as grader:
+        process = grader._start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            lanes = [line.split(":", 2)[2] for line in Path(f"/proc/{process.pid}/cgroup").read_text().splitlines()
+                     if "cpu" in line.split(":", 2)[1].split(",")]
+            if lanes and lanes[0].endswith("-lane"):
+                break
+            time.sleep(0.05)
+        lane = Path("/sys/fs/cgroup/cpu") / lanes[0].lstrip("/")
+        assert lane.name == f"autograder-{process.pid}-lane", lane
+        period, quota = (int((lane / name).read_text()) for name in ("cpu.cfs_period_us", "cpu.cfs_quota_us"))
+        assert quota == period and (lane / "cpu.shares").read_text().strip() == "1024"
+        assert str(process.pid) in (lane / "cgroup.procs").read_text().split()

@@ -4,7 +4,8 @@
 It grades each :class:`~autograder.batch.grader.Part` asked for on stdin, one JSON line each
 (``staged``, ``out``, ``name``, ``notes``, ``exercises``, ``began``, ``public_only``, ``after``),
 writes the reports into ``out`` and answers ``graded`` on a line of its own. With ``--core``
-it runs, and so does every worker it starts, on that core only. Whatever else
+it runs, and so does every worker it starts, on that core only; where a cgroup can be made, they
+share one core's CPU time (:func:`~autograder.isolation.cgroup.join_lane`). Whatever else
 prints goes to stderr, the process's log. Its garbage collector looks at young objects every
 50,000 allocations rather than every 700, and never again at what the start-up imported: a
 grading makes many short-lived objects and few cycles, and the process lives for many gradings.
@@ -25,13 +26,14 @@ from rich.console import Console
 from ..config import Course
 from ..engine.report import read_results, write_reports
 from ..engine.run import Scope, grade_staged
-from ..isolation import require_isolation
+from ..isolation import cgroup, require_isolation
 from . import graded_in_chosen_language
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     if args.core is not None:  # first: every worker inherits it, and cannot change it once confined
         os.sched_setaffinity(0, {args.core})
+    cgroup.join_lane()  # before any worker starts: each inherits the lane's CPU share
     course = graded_in_chosen_language(course, args)  # the batch's --lang: the students' words
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

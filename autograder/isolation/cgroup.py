@@ -238,6 +238,40 @@ def _sweep(parents: list[Path]) -> None:
                     pass
 
 
+def join_lane(cores: int = 1) -> Path | None:
+    """Move this process (a grader process: a lane of a batch) into a CPU cgroup of its own, which
+    may use ``cores`` cores at most, at the default weight, and give its folder (None where no
+    cgroup v1 ``cpu`` hierarchy can be written). Every worker it starts later inherits the cgroup
+    and, confined, cannot write another's ``cgroup.procs``: however many processes a submission
+    starts, whatever their sessions or affinity, its lane's CPU is all they share, and a
+    neighbour's lane keeps its own. (cgroup v2 is not handled: there a worker's cgroup is a
+    child of the grader's, which would then hold both processes and controllers.)"""
+    own = {controller: path for line in Path("/proc/self/cgroup").read_text().splitlines()
+           for _, controllers, path in [line.split(":", 2)] for controller in controllers.split(",")}
+    parent = MOUNT / "cpu" / own.get("cpu", "").lstrip("/")  # where v1 mounts it (cpu,cpuacct: a link)
+    if "cpu" not in own or not (parent / "cpu.cfs_quota_us").exists() or not os.access(parent, os.W_OK):
+        return None
+    _sweep([parent])
+    lane = Cgroup([parent / f"{PREFIX}{os.getpid()}-lane"], 1)
+    try:
+        lane.folders[0].mkdir()
+        period = int(lane._read("cpu.cfs_period_us") or 100_000)
+        lane._write("cpu.cfs_quota_us", period * cores)
+        lane._write("cpu.shares", 1024)
+        lane._write("cgroup.procs", os.getpid())
+    except OSError as error:
+        lane.remove()
+        raise CgroupError(f"cannot set up a grader's CPU cgroup under {parent}: {error}") from None
+    atexit.register(_leave, parent, lane)
+    return lane.folders[0]
+
+
+def _leave(parent: Path, lane: Cgroup) -> None:
+    """Move back to ``parent`` and remove ``lane`` with whatever is left in it."""
+    (parent / "cgroup.procs").write_text(str(os.getpid()))
+    lane.remove()
+
+
 def available() -> str | None:
     """None if a worker's cgroup can be made here, otherwise why not."""
     try:
