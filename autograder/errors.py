@@ -48,11 +48,23 @@ class ArgumentChanged(AssertionError):
 
 class SandboxFailure(BaseException):
     """The property cannot go on: ``kind`` is timeout, crash, import, missing (the module is not in the
-    submission), not_implemented, budget or protocol."""
+    submission), not_implemented, budget, overran (a function not called again after it ran past a
+    limit: :class:`~autograder.engine.session.Overruns`) or protocol."""
 
     def __init__(self, kind: str, message: str):
         self.kind = kind
         super().__init__(message)
+
+
+class TimedOut(SandboxFailure):
+    """A request ran past its time: ``seconds``, the limit it met (its own, or what was left of a
+    budget: ``budget``); ``index``, which of a batch's requests; ``answering``, whether its answer
+    had begun to come back (the request was done, its answer too big or slow to send or read)."""
+
+    def __init__(self, message: str, seconds: float, *, budget: bool = False, index: int = 0,
+                 answering: bool = False):
+        super().__init__("timeout", message)
+        self.seconds, self.budget, self.index, self.answering = seconds, budget, index, answering
 
 
 class GraderError(Exception):

@@ -34,7 +34,7 @@ class FakeWorker:
         self.answer = answer
         self.frames: list[list[bytes]] = []
 
-    def request_many(self, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+    def request_many(self, payloads: list[bytes], timeouts: list[float], within: float | None = None) -> list[bytes]:
         requests = [json.loads(payload) for payload in payloads]
         assert len(requests) == len(timeouts)
         self.frames.append(requests)
@@ -54,11 +54,17 @@ class FakeSession:
         """A request as a session makes it: through the batcher while one is set."""
         payload = json.dumps(request).encode()
         if self.batcher is not None:
-            return json.loads(self.batcher(payload, 5.0))
+            return json.loads(self.batcher(payload, 5.0, f"ask({request!r})"))
         return json.loads(self.worker.request_many([payload], [5.0])[0])
 
     def clock(self) -> float:
         return 0.0
+
+    def seconds_left(self) -> float:
+        return 60.0
+
+    def charge(self, calls, seconds: float) -> None:
+        self.spent += seconds
 
     def close(self) -> None:
         self.closed = True
@@ -118,8 +124,8 @@ def test_a_failure_before_any_batch_is_a_failed_replay_and_after_one_an_undecide
 
 def test_a_batch_the_worker_fails_stops_every_example_and_decides_nothing():
     class Dying(FakeWorker):
-        def request_many(self, payloads, timeouts):
-            raise SandboxFailure("timeout", "took longer than 5 s (the time limit)")
+        def request_many(self, payloads, timeouts, within=None):
+            raise SandboxFailure("crash", "the worker process was killed by SIGKILL")
 
     session = FakeSession(Dying(lambda n: n))
     unwound = []
@@ -194,9 +200,9 @@ def frames(monkeypatch) -> list[int]:
     sent: list[int] = []
     original = channel.Channel.request_many
 
-    def counted(self, payloads, timeouts):
+    def counted(self, payloads, timeouts, within=None):
         sent.append(len(timeouts))
-        return original(self, payloads, timeouts)
+        return original(self, payloads, timeouts, within)
 
     monkeypatch.setattr(channel.Channel, "request_many", counted)
     return sent

@@ -452,7 +452,7 @@ def test_what_site_gives_is_there_though_python_starts_without_it(session):
 
 @pytest.mark.parametrize("attack, kind, message", [
     ("hard_exit", "crash", "stopped answering"),
-    ("hang", "timeout", "took longer than 3 s"),
+    ("hang", "timeout", r"hang\(\) did not return within the time limit of 3 s per call"),
     ("not_yet", "not_implemented", "not implemented yet"),
     ("huge_answer", "protocol", "larger than 2 MB"),
 ])
@@ -716,7 +716,7 @@ class TestWholeWorkerLimits:
 
     def test_colliding_hashes_are_charged_to_the_call(self, full):
         began = time.monotonic()
-        with pytest.raises(SandboxFailure, match="took longer than 3 s"):
+        with pytest.raises(SandboxFailure, match="did not return within the time limit of 3 s"):
             full.module("exercises.toy").colliding_set(40_000)
         assert time.monotonic() - began < 8
 
@@ -731,7 +731,7 @@ class TestWholeWorkerLimits:
         toy = full.module("exercises.toy")
         toy.stop_reading()
         began = time.monotonic()
-        with pytest.raises(SandboxFailure, match="took longer than"):
+        with pytest.raises(SandboxFailure, match="did not return within the time limit"):
             toy.add("x" * (4 << 20), "")
         assert time.monotonic() - began < 8
 

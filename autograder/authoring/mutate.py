@@ -196,7 +196,7 @@ class _Watcher:
         error = call.excinfo.value if call.excinfo else None
         while isinstance(error, BaseExceptionGroup) and error.exceptions:
             error = error.exceptions[0]
-        if isinstance(error, SandboxFailure) and error.kind in ("timeout", "budget"):
+        if isinstance(error, SandboxFailure) and error.kind in ("timeout", "budget", "overran"):
             self.timed_out = True
 
 

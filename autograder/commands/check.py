@@ -17,10 +17,11 @@ from rich.console import Console
 from ..authoring.locked.run import check_locked
 from ..batch.staging import stage
 from ..config import Course
+from ..engine.overruns import Overruns
 from ..engine.run import Scope, grade_staged, name_cells
 from ..i18n import _, in_course_language
 from ..isolation import require_isolation
-from ..reports.terminal import print_check
+from ..reports.terminal import check_progress, print_check
 from . import graded_in_chosen_language
 
 
@@ -33,10 +34,14 @@ def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     try:
         console.print(_("Checking {submission} against the public properties…").format(
             submission=f"[bold]{args.path or course.package}[/]"))
-        grade = grade_staged(course, staged.root, staged.notes, Scope(args.exercise, public_only=True))
-        if course.is_release:
-            locked = name_cells(course, staged.root, check_locked(course, staged.root))
-            grade = replace(grade, results=(*grade.results, *locked))
+        overruns: dict[tuple[str, bool], Overruns] = {}  # a function that hangs stops the locked cases too
+        with check_progress(console) as progress:
+            grade = grade_staged(course, staged.root, staged.notes,
+                                 Scope(args.exercise, public_only=True, overruns=overruns), (progress,))
+            if course.is_release:
+                progress.now(_("the locked cases"))
+                locked = name_cells(course, staged.root, check_locked(course, staged.root, overruns))
+                grade = replace(grade, results=(*grade.results, *locked))
         if args.exercise:
             grade = replace(grade, results=tuple(r for r in grade.results if r.exercise in args.exercise))
     finally:

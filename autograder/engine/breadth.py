@@ -9,11 +9,15 @@ then goes on with its own answer. A property whose calls chain (encode, then dec
 costs as many round trips as its longest chain, not one a call.
 
 Each task keeps its own state of the random generators hypothesis manages and its own record of
-what the student's code printed. Anything that goes wrong in a batch (the worker does not answer
-in time, or dies) stops every task: a replay then says it could not tell, and the property is
-replayed one example after another on a fresh worker (:func:`autograder.engine.replay.passes`);
-:func:`together` makes its calls one after another. docs/architecture.md says why a batch carries
-nothing between submissions, or from hidden properties to public ones.
+what the student's code printed. A batch has what is left of the property's time budget, all
+its calls together. Anything that goes wrong in a batch stops every task. A call that runs past
+its time fails the replay, as it would fail one example after another (the session keeps the
+failure, so the property's hypothesis run meets it again without waiting again:
+:class:`~autograder.engine.session.Overruns`); anything else (the worker dies) and a replay says
+it could not tell, and the property is replayed one example after another on a fresh worker
+(:func:`autograder.engine.replay.passes`); :func:`together` makes its calls one after another.
+docs/architecture.md says why a batch carries nothing between submissions, or from hidden
+properties to public ones.
 """
 
 from __future__ import annotations
@@ -28,11 +32,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from greenlet import greenlet
 
 from .. import internals
-from ..errors import SandboxFailure
+from ..errors import SandboxFailure, TimedOut
 from .replay import Example, example_passes
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import Call, Session
 
 
 class Outcome:
@@ -64,7 +68,7 @@ def replay(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[E
         tasks = [scheduler.task(functools.partial(example_passes, inner, fixtures, example)) for example in examples]
         if scheduler.run(tasks, stop_at=failed):
             return Outcome.PASSED
-    return Outcome.FAILED if failed_alone == [True] else Outcome.UNDECIDED
+    return Outcome.FAILED if failed_alone == [True] or scheduler.timed_out else Outcome.UNDECIDED
 
 
 def together(session: Session, calls: Sequence[Callable[[], Any]]) -> list[Any]:
@@ -93,6 +97,7 @@ class Ask(NamedTuple):
 
     payload: bytes
     timeout: float
+    call: Call  # what a failure's message names
 
 
 class Stop(BaseException):
@@ -126,6 +131,7 @@ class Scheduler:
         self.current: Task | None = None
         self.stopped = False
         self.batches = 0
+        self.timed_out = False  # a batch's call ran past its time
 
     def task(self, work: Callable[[], Any], parent: Task | None = None) -> Task:
         """A task that will do ``work``; a child of ``parent`` starts with its random states."""
@@ -154,11 +160,11 @@ class Scheduler:
             self._stop(tasks)
 
     # --- what tasks call, in their greenlets ------------------------------------------------
-    def ask(self, payload: bytes, timeout: float) -> bytes:
+    def ask(self, payload: bytes, timeout: float, call: Call) -> bytes:
         """A task's request (the session's ``batcher``): wait for the batch that carries it."""
         if self.stopped or self.current is None:
             raise Stop
-        self.asking.append((self.current, Ask(payload, timeout)))
+        self.asking.append((self.current, Ask(payload, timeout, call)))
         return self.hub.switch()
 
     def join(self, children: list[Task]) -> list[Task]:
@@ -209,8 +215,8 @@ class Scheduler:
             self.ready.append((parent, parent.joined))
 
     def _batch(self) -> bool:
-        """Send the waiting requests as one frame and queue each task with its answer; False if
-        the worker did not answer them all."""
+        """Send the waiting requests as one frame, within what is left of the property's time
+        budget, and queue each task with its answer; False if the worker did not answer them all."""
         asking, self.asking = self.asking, []
         worker = self.session.worker
         if worker is None:
@@ -218,12 +224,19 @@ class Scheduler:
         asks = [ask for _, ask in asking]
         started = self.session.clock()
         try:
-            answers = worker.request_many([ask.payload for ask in asks], [ask.timeout for ask in asks])
+            answers = worker.request_many([ask.payload for ask in asks], [ask.timeout for ask in asks],
+                                          self.session.seconds_left())
+        except TimedOut as failure:  # kept by the session: the same call fails again at once
+            self.session.close()
+            late = asks[failure.index]
+            self.session.timed_out(late.call, failure, late.payload)
+            self.timed_out = True
+            return False
         except SandboxFailure:
             self.session.close()
             return False
         finally:
-            self.session.spent += self.session.clock() - started
+            self.session.charge([ask.call for ask in asks], self.session.clock() - started)
         self.batches += 1
         self.ready.extend((task, answer) for (task, _), answer in zip(asking, answers, strict=True))
         return True

@@ -93,7 +93,8 @@ def is_internal(error: BaseException | None) -> bool:
 def is_blocked(error: BaseException | None) -> bool:
     """Whether the student's code stopped the property before it could judge an answer
     (:attr:`~autograder.results.PropertyResult.blocked`)."""
-    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "missing", "budget")
+    return isinstance(error, SandboxFailure) and error.kind in ("not_implemented", "import", "missing", "budget",
+                                                                  "overran")
 
 
 def innermost(error: BaseException | None) -> BaseException | None:
@@ -103,8 +104,8 @@ def innermost(error: BaseException | None) -> BaseException | None:
     return error
 
 
-SANDBOX_REASONS = {"timeout": N_("timed out"), "crash": N_("crashed"), "protocol": N_("crashed"),
-                   "import": N_("could not be imported"), "not_implemented": NOT_WRITTEN,
+SANDBOX_REASONS = {"timeout": N_("timed out"), "overran": N_("timed out"), "crash": N_("crashed"),
+                   "protocol": N_("crashed"), "import": N_("could not be imported"), "not_implemented": NOT_WRITTEN,
                    "budget": N_("time budget used up")}
 
 

@@ -32,6 +32,7 @@ from . import breadth
 from .digest import course_digest
 from .examples import Claim, claimed, run_examples
 from .feedback import description, innermost, is_blocked, is_internal, property_feedback
+from .overruns import Overruns
 from .replay import Example, Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
 from .stubs import staged_stubs
@@ -44,12 +45,16 @@ class Scope:
     """What one grading of a submission runs: the properties of ``exercises`` (default all); of those
     the public ones alone (``public_only``), or, given their results (``public_results``, graded
     before), the hidden ones, answering all of them. Its time budget counts from ``began``
-    (``time.monotonic()``, default now): a submission graded in parts has one budget, not one a part."""
+    (``time.monotonic()``, default now): a submission graded in parts has one budget, not one a part.
+    ``overruns`` (by exercise, and whether hidden) keep the calls that ran past their time,
+    given where what grades the submission besides calls the same functions (``check``'s locked
+    cases)."""
 
     exercises: list[str] | None = None
     public_only: bool = False
     public_results: list[PropertyResult] | None = None
     began: float | None = None
+    overruns: dict[tuple[str, bool], Overruns] | None = None
 
 
 EVERYTHING = Scope()  # every property of every exercise, the budget counted from now
@@ -73,6 +78,7 @@ class GradingPlugin:
         self.spent = {e.module: 0.0 for e in course.exercises}
         self.started = time.monotonic() if scope.began is None else min(scope.began, time.monotonic())  # the budget's
         self.known: dict[str, FreshAnswers] = {}
+        self.overruns = {} if scope.overruns is None else scope.overruns
         self.standbys: dict[tuple[WorkerLimits, bool], Standby] = {}
         self.suite_of = {course.path(e.suite): e.module for e in course.exercises}
         self.examples = Examples(cache_folder(), course_digest(course), course.hypothesis.seed)
@@ -157,12 +163,12 @@ class GradingPlugin:
     @pytest.fixture
     def sandbox(self, request: pytest.FixtureRequest):
         exercise = self.course.exercise(request.node.stash[_EXERCISE])
-        request.node.stash[_SESSION] = self._open(exercise, _hidden(request.node))
+        request.node.stash[_SESSION] = self._open(exercise, request.node)
         yield request.node.stash[_SESSION]
         self._close(request.node.stash[_SESSION], exercise)  # the one a replay that did not pass left
 
-    def _open(self, exercise: Exercise, hidden: bool) -> Session:
-        """A session for one property of ``exercise``, with what is left of the time budgets."""
+    def _open(self, exercise: Exercise, item: pytest.Item) -> Session:
+        """A session for the property ``item`` of ``exercise``, with what is left of the time budgets."""
         limits = self.course.limits
         left = limits.exercise_seconds - self.spent[exercise.module]
         if left <= 0:
@@ -174,8 +180,10 @@ class GradingPlugin:
                 raise SandboxFailure("budget", _("the time budget of {seconds:g} s for the whole submission is "
                                                  "used up").format(seconds=limits.submission_seconds))
             left = min(left, overall)
+        hidden = _hidden(item)
         return open_session(self.course, self.submission, exercise, min(limits.property_seconds, left),
-                            self._known(exercise), self._standby(exercise, hidden))
+                            self._known(exercise), self._standby(exercise, hidden)).keeping(
+            self.overruns.setdefault((exercise.module, hidden), Overruns()), item.name)
 
     def _close(self, session: Session, exercise: Exercise) -> None:
         session.close()
@@ -286,7 +294,7 @@ class GradingPlugin:
         time since grading began, still counts everything."""
         exercise = self.course.exercise(item.stash[_EXERCISE])
         item.stash[_SESSION].close()
-        session = item.stash[_SESSION] = self._open(exercise, _hidden(item))
+        session = item.stash[_SESSION] = self._open(exercise, item)
         fixtures = dict(fixtures)
         if "sandbox" in fixtures:
             fixtures["sandbox"] = session

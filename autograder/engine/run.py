@@ -32,10 +32,11 @@ __all__ = ["EVERYTHING", "Scope", "grade_staged", "name_cells", "on_path", "run_
 
 
 @in_course_language
-def grade_staged(course: Course, root: Path, notes: Sequence[str], scope: Scope = EVERYTHING) -> Grade:
+def grade_staged(course: Course, root: Path, notes: Sequence[str], scope: Scope = EVERYTHING,
+                 observers: tuple[object, ...] = ()) -> Grade:
     """Run the suites on the staged submission in ``root`` here and return its grade, with
-    ``notes`` (what staging noticed) after the isolation's."""
-    results, seconds = run_suites(course, root, scope)
+    ``notes`` (what staging noticed) after the isolation's; ``observers`` as :func:`run_suites`'s."""
+    results, seconds = run_suites(course, root, scope, observers=observers)
     return Grade(tuple(name_cells(course, root, results)), (isolation_note(), *notes), seconds)
 
 
@@ -56,7 +57,8 @@ def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, firs
     ``scope`` says which properties run (:class:`Scope`). ``first_failure`` stops at the first
     failing property, unshrunk (the other properties are not run): for
     :mod:`autograder.authoring.mutate`, which asks only whether a mutant is caught, and registers
-    ``observers`` (more pytest plugins) beside the grading plugin to see how.
+    ``observers`` (more pytest plugins) beside the grading plugin to see how; ``check`` registers
+    one to show which property runs.
 
     A worker that cannot start fails the grading (:class:`GraderError`): the machine failed, so
     no property may count it against the submission."""

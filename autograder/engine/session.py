@@ -28,6 +28,10 @@ answer would: an untouched exercise costs one worker start, to learn what import
 answers. The worker a session does start comes from the exercise's
 :class:`~autograder.isolation.Standby`: forked from a zygote that imported the exercise's module
 once, or booted while the property before ran.
+
+A call that runs past its time ends its property (:class:`~autograder.errors.TimedOut`), and the
+exercise's :class:`~autograder.engine.overruns.Overruns` keep it, so that a function that hangs
+costs the exercise one wait, not one a property.
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Course, Exercise
-from ..errors import ArgumentChanged, SandboxFailure, StudentError
+from ..errors import ArgumentChanged, SandboxFailure, StudentError, TimedOut
 from ..i18n import _
 from ..isolation import Child, Layout, Standby, Worker, WorkerLimits, detect
 from ..isolation.inside import codec
+from .overruns import Overruns
 
 PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
 SHOWN_NAMES, SHOWN_NAME = 8, 80  # of the arguments a call changed, how many (and how much of each name) a failure shows
@@ -216,11 +221,14 @@ class Session:
                  clock: Callable[[], float] = time.monotonic, known: FreshAnswers | None = None,
                  standby: Standby | None = None):
         self.layout = layout
+        self.overruns: Overruns | None = None  # what ran past its time in the exercise (:meth:`keeping`)
+        self.place = ""  # the name of the property (or locked case) the session serves
         self.arguments_unchanged = False  # whether a call that changes its arguments fails (ArgumentChanged)
         self.limits = limits
         self.standby = standby
         self.budget = budget_seconds
         self.spent = 0.0
+        self.took: dict[str, float] = {}  # seconds spent in the worker, by the function called
         self.clock = clock
         self.worker: Worker | Child | None = None
         self.generation = 0
@@ -232,8 +240,14 @@ class Session:
         # PRINTED_CHARS, and one character more if more came
         # set while a replay runs a property's examples side by side (engine/breadth.py): it carries
         # each request to the worker in a batch with the other examples' requests, and returns its answer
-        self.batcher: Callable[[bytes, float], bytes] | None = None
+        self.batcher: Callable[[bytes, float, Call], bytes] | None = None
         self.scheduler: Any = None  # the engine/breadth.py scheduler whose tasks use this session, if any
+
+    def keeping(self, overruns: Overruns, place: str) -> Session:
+        """This session, serving the property (or locked case) called ``place``, its time-outs
+        kept in ``overruns``, its exercise's, where it finds those of the properties before."""
+        self.overruns, self.place = overruns, place
+        return self
 
     def module(self, name: str) -> Remote:
         """A module imported in the worker (the student's, or a course support module)."""
@@ -245,6 +259,8 @@ class Session:
             self.worker = None
 
     def _ask(self, message: dict, call: Call) -> Any:
+        if message["op"] in ("call", "import") and self.overruns is not None:
+            self.overruns.check(_function(call), self.place)
         self._left(call)
         if self.lookups is not None and self.worker is None:
             return self._ask_known(message, call)
@@ -294,8 +310,7 @@ class Session:
         key = (*self.lookups, payload)
         if key in self.known.answers:
             self.lookups.append(payload)
-            timeout = self.limits.call_seconds
-            return self._reply(self.known.answers[key], message, call, time.monotonic() + timeout, timeout)
+            return self._reply(self.known.answers[key], message, call, payload, self.limits.call_seconds)
         if self._sure_stub(message):
             raise not_implemented(call)
         self.worker = self._new_worker()
@@ -327,59 +342,93 @@ class Session:
         return True
 
     def _ask_worker(self, message: dict, call: Call, payload: bytes) -> Any:
-        answer, deadline, timeout = self._exchange(payload, call)
+        answer, timeout = self._exchange(payload, call)
         if self.lookups is not None and self.known is not None:  # still looking up: remember the answer
             if message["op"] in ("import", "getattr"):
                 self.known.answers.setdefault((*self.lookups, payload), answer)
                 self.lookups.append(payload)
             else:
                 self.lookups = None
-        return self._reply(answer, message, call, deadline, timeout)
+        return self._reply(answer, message, call, payload, timeout)
 
-    def _exchange(self, payload: bytes, call: Call) -> tuple[bytes, float, float]:
-        """The worker's answer to one request, the deadline for decoding it, and the call's time limit."""
+    def _exchange(self, payload: bytes, call: Call) -> tuple[bytes, float]:
+        """The worker's answer to one request, and the call's time limit."""
         timeout = min(self.limits.call_seconds, self._left(call))
+        if self.overruns is not None:
+            if (failed := self.overruns.again(self.place, payload)) is not None:
+                raise failed
+            timeout = self.overruns.limit(_function(call), self.place, timeout)
         if self.batcher is not None:  # the batch's time is charged once, by the batch
-            return self.batcher(payload, timeout), time.monotonic() + timeout, timeout
-        began = time.monotonic()
-        return self._send([payload], call, timeout)[0], began + timeout, timeout
+            return self.batcher(payload, timeout, call), timeout
+        return self._send([payload], call, timeout)[0], timeout
 
     def _send(self, payloads: list[bytes], call: Call, timeout: float) -> list[bytes]:
         """The worker's answers to ``payloads``, sent in one frame, each within ``timeout``."""
         assert self.worker is not None
         started = self.clock()
         try:
-            return self.worker.request_many(payloads, [timeout] * len(payloads))
+            return self.worker.request_many(payloads, [timeout] * len(payloads), self.seconds_left())
+        except TimedOut as failure:
+            self.worker = None
+            raise self.timed_out(call, failure, payloads[failure.index]) from None
         except SandboxFailure as failure:
             self.worker = None
             raise SandboxFailure(failure.kind, f"{call}: {failure}") from None
         finally:
-            self.spent += self.clock() - started
+            self.charge([call], self.clock() - started)
+
+    def charge(self, calls: list[Call], seconds: float) -> None:
+        """Count ``seconds`` spent in the worker on ``calls`` (a batch's, shared evenly)."""
+        self.spent += seconds
+        for call in calls:
+            function = _function(call)
+            self.took[function] = self.took.get(function, 0.0) + seconds / len(calls)
+
+    def timed_out(self, call: Call, failure: TimedOut, payload: bytes) -> TimedOut:
+        """The failure of ``call`` (the request ``payload``), which ran past its time, as a student
+        reads it (:meth:`~autograder.engine.overruns.Overruns.timed_out`), kept."""
+        overruns = self.overruns if self.overruns is not None else Overruns()
+        return overruns.timed_out(str(call), _function(call), self.place, payload, failure, self.budget)
+
+    def seconds_left(self) -> float:
+        """What is left of the property's time budget."""
+        return self.budget - self.spent
 
     def _left(self, call: Call) -> float:
-        """What is left of the property's time budget; none left fails the call."""
-        left = self.budget - self.spent
-        if left <= 0:
+        """What is left of the property's time budget; none left fails the call, in words that
+        name the function the budget went on, which counts as having run past its time."""
+        left = self.seconds_left()
+        if left > 0:
+            return left
+        if not self.took:
             raise SandboxFailure("budget", _("{call}: the time budget of {seconds:g} s for this property is used up")
                                  .format(call=call, seconds=self.budget))
-        return left
+        function, seconds = max(self.took.items(), key=lambda item: item[1])
+        if self.overruns is not None:
+            self.overruns.used_up(function, self.place)
+        raise SandboxFailure("budget", _("{call} was not called: this property's time budget of {budget:.3g} s is "
+                                         "used up, {seconds:.3g} s of it by {function}")
+                             .format(call=call, budget=self.budget, seconds=seconds, function=function))
 
-    def _reply(self, answer: bytes, message: dict, call: Call, deadline: float, timeout: float) -> Any:
-        """The decoded answer: plain data, student objects, or the failure it reports. Decoding
-        is part of the call's time: a slow answer is the student's."""
+    def _reply(self, answer: bytes, message: dict, call: Call, payload: bytes, timeout: float) -> Any:
+        """The decoded answer: plain data, student objects, or the failure it reports. Decoding an
+        answer, which came back in time, has the call's time limit again (an answer within the
+        size limit takes a second or two): longer, and the answer is too big, which is the
+        student's."""
         started = self.clock()
         try:
-            reply = codec.loads(answer, self._handle_in(self._label_for(message, call)), deadline=deadline)
+            reply = codec.loads(answer, self._handle_in(self._label_for(message, call)),
+                                deadline=time.monotonic() + timeout)
         except codec.CodecTimeout:
             self.close()
-            raise SandboxFailure("timeout", _("{call}: took longer than {seconds:.3g} s (decoding its answer)")
-                                 .format(call=call, seconds=timeout)) from None
+            raise self.timed_out(call, TimedOut("", timeout, budget=timeout < self.limits.call_seconds,
+                                                answering=True), payload) from None
         except codec.CodecError as error:
             self.close()
             raise SandboxFailure("protocol", _("{call}: the worker's answer was not valid data ({error})")
                                  .format(call=call, error=error)) from None
         finally:
-            self.spent += self.clock() - started
+            self.charge([call], self.clock() - started)
         if type(reply) is dict and message["op"] == "call" and type(reply.get("printed", "")) is str:
             self.printed += reply.pop("printed", "")[:PRINTED_CHARS + 1 - len(self.printed)]
         changed = reply.pop("changed", None) if type(reply) is dict and message["op"] == "call" else None
@@ -461,6 +510,11 @@ class Session:
                 raise codec.CodecError("malformed $handle")
             return Remote(self, body[0], self.generation, label or body[1])
         return build
+
+
+def _function(call: Call) -> str:
+    """What ``call`` calls, as messages name it: ``ex5_parity.ratio_curve``, ``import exercises.ex5_parity``."""
+    return call.label if isinstance(call, CallText) else call
 
 
 def open_session(course: Course, submission: Path, exercise: Exercise, budget_seconds: float,

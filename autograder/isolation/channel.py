@@ -11,13 +11,14 @@ process (:class:`~autograder.isolation.process.Worker`) or a zygote's child
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
 import time
 from typing import IO, Protocol
 
-from ..errors import SandboxFailure
+from ..errors import SandboxFailure, TimedOut
 from ..i18n import _
 from .inside.frames import HEADER
 from .limits import WorkerLimits
@@ -57,23 +58,29 @@ class Channel:
         frame; then kill what the call started (:class:`~autograder.isolation.reaping.Strays`)."""
         return self.request_many([payload], [timeout])[0]
 
-    def request_many(self, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+    def request_many(self, payloads: list[bytes], timeouts: list[float], within: float | None = None) -> list[bytes]:
         """Send ``payloads`` in one frame (one request alone, several as a JSON array: the worker's
         ``answer_batch``), and read an answer frame for each, the first within its timeout from
-        the sending, each next one within its own from the one before; then kill what the calls
-        started (:class:`~autograder.isolation.reaping.Strays`)."""
+        the sending, each next one within its own from the one before, and all of them within
+        ``within`` seconds of the sending, if given (what is left of a time budget); then kill
+        what the calls started (:class:`~autograder.isolation.reaping.Strays`). A request that
+        runs past its time raises :class:`~autograder.errors.TimedOut`, saying which and how."""
         payload = payloads[0] if len(payloads) == 1 else b"[" + b",".join(payloads) + b"]"
-        deadline = time.monotonic() + timeouts[0]
+        end = math.inf if within is None else time.monotonic() + within
+        deadline = min(time.monotonic() + timeouts[0], end)
         answers: list[bytes] = []
         try:
             if not self.ready:
                 self._hello(deadline)
             self._write(HEADER.pack(len(payload)) + payload, deadline)
             for timeout in timeouts:
-                deadline = time.monotonic() + timeout if answers else deadline
+                deadline = min(time.monotonic() + timeout, end) if answers else deadline
                 answers.append(self._answer(deadline))
-        except TimeoutError:
-            raise self._timed_out(timeouts[len(answers)]) from None
+        except TimeoutError as late:
+            arriving, own = isinstance(late, _Arriving) or bool(self.unread), timeouts[len(answers)]
+            if within is not None and deadline >= end:
+                raise self._timed_out(within, True, len(answers), arriving) from None
+            raise self._timed_out(own, own < self.limits.call_seconds, len(answers), arriving) from None
         self.owner.killed |= self.strays.kill()
         return answers
 
@@ -84,7 +91,10 @@ class Channel:
             self.owner.close()
             raise SandboxFailure("protocol",
                                  _("the answer was larger than {size} MB").format(size=self.limits.message_mb))
-        return self._read(size, deadline)
+        try:
+            return self._read(size, deadline)
+        except TimeoutError:
+            raise _Arriving from None
 
     def wait_ready(self, timeout: float) -> None:
         """Wait at most ``timeout`` seconds for the worker's hello (:meth:`_hello`)."""
@@ -92,7 +102,7 @@ class Channel:
             if not self.ready:
                 self._hello(time.monotonic() + timeout)
         except TimeoutError:
-            raise self._timed_out(timeout) from None
+            raise self._timed_out(timeout, timeout < self.limits.call_seconds) from None
 
     def close(self) -> None:
         for stream in (self.to_worker, self.from_worker):
@@ -101,10 +111,11 @@ class Channel:
             except OSError:
                 pass
 
-    def _timed_out(self, timeout: float) -> SandboxFailure:
+    def _timed_out(self, seconds: float, budget: bool, index: int = 0, answering: bool = False) -> TimedOut:
         self.owner.close()
-        why = _("the time limit") if timeout >= self.limits.call_seconds else _("what was left of the time budget")
-        return SandboxFailure("timeout", _("took longer than {seconds:.3g} s ({why})").format(seconds=timeout, why=why))
+        why = _("what was left of the time budget") if budget else _("the time limit")
+        return TimedOut(_("took longer than {seconds:.3g} s ({why})").format(seconds=seconds, why=why), seconds,
+                        budget=budget, index=index, answering=answering)
 
     def _hello(self, deadline: float) -> None:
         """The worker's first frame says whether it could confine itself."""
@@ -155,6 +166,10 @@ class Channel:
         if not self.ready:
             return SandboxFailure("sandbox", f"the worker did not start ({how})")
         return SandboxFailure("crash", how)
+
+
+class _Arriving(TimeoutError):
+    """The time ran out while an answer was coming in: the request was done."""
 
 
 def _killed(number: int) -> str:

@@ -77,9 +77,9 @@ class Worker:
         """The worker's answer to ``payload`` (:meth:`Channel.request`)."""
         return self.request_many([payload], [timeout])[0]
 
-    def request_many(self, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+    def request_many(self, payloads: list[bytes], timeouts: list[float], within: float | None = None) -> list[bytes]:
         """The worker's answers to a batch (:meth:`Channel.request_many`)."""
-        return self.channel.request_many(payloads, timeouts)
+        return self.channel.request_many(payloads, timeouts, within)
 
     def wait_ready(self, timeout: float) -> None:
         self.channel.wait_ready(timeout)

@@ -220,9 +220,9 @@ class Child:
         """The child's answer to ``payload`` (:meth:`Channel.request`)."""
         return self.request_many([payload], [timeout])[0]
 
-    def request_many(self, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+    def request_many(self, payloads: list[bytes], timeouts: list[float], within: float | None = None) -> list[bytes]:
         """The child's answers to a batch (:meth:`Channel.request_many`)."""
-        return self.channel.request_many(payloads, timeouts)
+        return self.channel.request_many(payloads, timeouts, within)
 
     def greeted(self) -> None:
         pass  # its processes are the zygote's to collect

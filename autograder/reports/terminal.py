@@ -2,16 +2,24 @@
 
 Both read :class:`~autograder.results.Grade` objects; the properties that one cause stopped (a
 function not written yet) take one line, as in ``feedback.md``
-(:func:`autograder.engine.report.entries`).
+(:func:`autograder.engine.report.entries`). While the check runs, :func:`check_progress` shows
+which property it is on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, Task, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from .. import STUDENT_COMMAND, bidi
 from ..config import Course, Exercise
@@ -155,3 +163,44 @@ def grades_table(course: Course, rows: list[tuple[str, Grade | None, str]]) -> T
         table.add_row(name, *(f"{scores[m][0]:g}" if m in scores else "–" for m in modules),
                       *(f"{total:g}" for total in totals), escape(note))
     return table
+
+
+class CheckProgress:
+    """A pytest plugin beside the grading plugin, for the self-check's live line: the property
+    running (its exercise and name), how many are done, and the seconds it has taken so far, so
+    that a call that takes long shows as time going by, not as a screen that stopped."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.task = progress.add_task("", total=None, since=time.monotonic())
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.progress.update(self.task, total=len(session.items))
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        suite, _sep, name = nodeid.partition("::")
+        self.now(f"{Path(suite).stem}: {name}")
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.progress.advance(self.task)
+
+    def now(self, doing: str) -> None:
+        """Show ``doing`` as what runs now, its seconds counted from now."""
+        self.progress.update(self.task, description=doing, since=time.monotonic(), refresh=True)
+
+
+class _Seconds(ProgressColumn):
+    """The seconds the task's current step has taken."""
+
+    def render(self, task: Task) -> Text:
+        return Text(_("{seconds} s").format(seconds=int(time.monotonic() - task.fields["since"])), style="dim")
+
+
+@contextlib.contextmanager
+def check_progress(console: Console) -> Iterator[CheckProgress]:
+    """The self-check's live line (:class:`CheckProgress`), gone once the check is done; on a
+    console that is not a terminal, nothing."""
+    columns = (SpinnerColumn(), TextColumn(_("checking")), MofNCompleteColumn(), TextColumn("{task.description}"),
+               _Seconds())
+    with Progress(*columns, console=console, transient=True) as progress:
+        yield CheckProgress(progress)

@@ -17,6 +17,7 @@ from ... import bidi, suite_texts
 from ...config import Course
 from ...delivery.translation import shipped_source
 from ...engine.feedback import is_blocked
+from ...engine.overruns import Overruns
 from ...engine.session import MissingName, open_session
 from ...errors import GraderError, SandboxFailure, StudentError
 from ...i18n import _, in_course_language, ngettext
@@ -44,22 +45,27 @@ def _run(step: Step, target: Any, support: Callable[[str], Any]) -> Any:
 
 
 @in_course_language
-def check_locked(course: Course, submission: Path) -> list[PropertyResult]:
-    """Run every sealed case on a prepared submission in the sandbox; one result per case."""
+def check_locked(course: Course, submission: Path,
+                 overruns: dict[tuple[str, bool], Overruns] | None = None) -> list[PropertyResult]:
+    """Run every sealed case on a prepared submission in the sandbox; one result per case. The
+    cases are public: a function that ran past its time in a public property of their exercise,
+    or in a case before (``overruns``, :class:`~autograder.engine.session.Overruns`), is not called."""
+    overruns = {} if overruns is None else overruns
     results = []
     for case in load_cases(course):
         if case.entry.sha256 is None:
             raise GraderError(f"locked case {case.exercise}: {case.name!r} holds no hash: build a release to seal it")
-        results.append(_check_case(course, submission, case))
+        results.append(_check_case(course, submission, case, overruns.setdefault((case.exercise, False), Overruns())))
     return results
 
 
-def _check_case(course: Course, submission: Path, case: Case) -> PropertyResult:
+def _check_case(course: Course, submission: Path, case: Case, overruns: Overruns) -> PropertyResult:
     exercise = course.exercise(case.exercise)
-    session = open_session(course, submission, exercise, course.limits.property_seconds)
+    name = bidi.quoted(course.language, suite_texts.case_name(course, case.exercise, case.name))
+    session = open_session(course, submission, exercise, course.limits.property_seconds).keeping(
+        overruns, _("the locked case {name}").format(name=name))
     result = PropertyResult(exercise=case.exercise, name=f"{LOCKED_PREFIX}{case.name}", points=0, score=0, passed=False,
                             hidden=False, output="")
-    name = bidi.quoted(course.language, suite_texts.case_name(course, case.exercise, case.name))
     try:
         output = run_case(case, session.module(f"{course.package}.{case.exercise}"), session.module)
     except (StudentError, SandboxFailure, MissingName) as error:

@@ -1,0 +1,263 @@
+"""A function that hangs costs its exercise one wait, not one a property; and the words say which
+function ran past which limit, and whether the time went on the call or on its answer.
+
+The channel's side is tried on pipes with nothing behind them; the engine's on a copy of the toy
+course with a short call limit and more properties, graded in this process with a submission
+whose ``add_all`` never returns, by counting the requests that ran past their time and the
+seconds each was allowed (never by timing the grading).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import shutil
+
+import pytest
+from rich.console import Console
+
+from autograder.batch.staging import stage
+from autograder.config import load_course
+from autograder.engine import overruns
+from autograder.engine.overruns import Overruns
+from autograder.engine.run import EVERYTHING, Scope, run_suites
+from autograder.errors import SandboxFailure, TimedOut
+from autograder.isolation import channel
+from autograder.isolation.inside.frames import HEADER
+from autograder.isolation.limits import WorkerLimits
+from tests.conftest import ROOT
+
+TOY = ROOT / "tests" / "fixtures" / "toy_course"
+CALL_SECONDS = 4  # above overruns.AFTER_SECONDS, so that the second wait is the shorter one
+
+
+# --- the channel: which request, which limit, and whether its answer had begun to come ---------
+
+class _Owner:
+    killed: set[int] = set()
+
+    def close(self) -> None:
+        pass
+
+    def exit_code(self) -> int | None:
+        return None
+
+    def greeted(self) -> None:
+        pass
+
+
+class _Strays:
+    def at_hello(self) -> None:
+        pass
+
+    def kill(self) -> set[int]:
+        return set()
+
+
+def _frame(body: bytes) -> bytes:
+    return HEADER.pack(len(body)) + body
+
+
+@pytest.fixture
+def pipes():
+    """A channel whose worker said hello, and the worker's end of its answers' pipe."""
+    to_read, to_worker = os.pipe()
+    from_worker, to_write = os.pipe()
+    os.write(to_write, _frame(b'{"ready": true}'))
+    talk = channel.Channel(os.fdopen(to_worker, "wb"), os.fdopen(from_worker, "rb"), WorkerLimits(call_seconds=0.2),
+                           _Strays(), _Owner())  # type: ignore[arg-type]
+    yield talk, to_write
+    talk.close()
+    for fd in (to_read, to_write):
+        os.close(fd)
+
+
+def test_a_request_that_never_answers_ran_past_its_own_limit(pipes):
+    talk, _ = pipes
+    with pytest.raises(TimedOut) as caught:
+        talk.request_many([b"1", b"2"], [0.2, 5])
+    assert (caught.value.index, caught.value.seconds, caught.value.budget, caught.value.answering) == (0, 0.2, False,
+                                                                                                       False)
+
+
+def test_the_second_request_of_a_batch_is_named_and_its_half_sent_answer_says_so(pipes):
+    talk, worker = pipes
+    os.write(worker, _frame(b'"first"') + HEADER.pack(100) + b'"half')
+    with pytest.raises(TimedOut) as caught:
+        talk.request_many([b"1", b"2"], [0.2, 0.2])
+    assert (caught.value.index, caught.value.answering, caught.value.budget) == (1, True, False)
+    assert caught.value.kind == "timeout"
+
+
+def test_a_batch_has_what_is_left_of_the_budget_all_its_requests_together(pipes):
+    talk, worker = pipes
+    os.write(worker, _frame(b'"first"'))
+    with pytest.raises(TimedOut) as caught:
+        talk.request_many([b"1", b"2"], [5, 5], within=0.3)
+    assert (caught.value.index, caught.value.seconds, caught.value.budget, caught.value.answering) == (1, 0.3, True,
+                                                                                                       False)
+
+
+# --- the words --------------------------------------------------------------------------------
+
+def _failure(seconds: float, budget: bool = False, answering: bool = False) -> TimedOut:
+    return TimedOut("", seconds, budget=budget, answering=answering)
+
+
+def test_the_words_name_the_call_the_limit_and_where_the_time_went():
+    kept = Overruns()
+    ran = kept.timed_out("m.f(1)", "m.f", "test_a", b"1", _failure(60), budget=60)
+    assert str(ran) == "m.f(1) did not return within the time limit of 60 s per call"
+    sent = kept.timed_out("m.g(1)", "m.g", "test_a", b"2", _failure(29.8, budget=True, answering=True), budget=60)
+    assert str(sent) == ("m.g(1) returned, but its answer was too big to send back within the 29.8 s left of its "
+                         "property's time budget of 60 s")
+    assert kept.limit("m.f", "test_a", 60) == 60 and kept.limit("m.f", "test_b", 60) == overruns.AFTER_SECONDS
+    kept.check("m.f", "test_b")  # not out yet: called, with the shorter limit
+    again = kept.timed_out("m.f(2)", "m.f", "test_b", b"3", _failure(overruns.AFTER_SECONDS), budget=60)
+    assert str(again) == ("m.f(2) did not return within the 2 s each call to it has in the other properties of this "
+                          "exercise, since it ran past its time in test_a")
+    with pytest.raises(SandboxFailure) as out:
+        kept.check("m.f", "test_c")
+    assert out.value.kind == "overran"
+    assert str(out.value) == ("m.f was not called: it ran past its time in test_a, and again in test_b, so the other "
+                              "properties of this exercise do not wait for it")
+    assert str(kept.again("test_a", b"1")) == str(ran) and kept.again("test_c", b"1") is None
+
+
+# --- the toy course: a hanging add_all --------------------------------------------------------
+
+SUITE_MORE = '''
+
+@points(1)
+@given(values=numbers)
+def test_add_all_of_a_list_and_its_copy_agree(student, values):
+    """add_all gives a list and its copy the same sum."""
+    expect_equal(student.add_all(list(values)), student.add_all(values), f"add_all({values!r})")
+
+
+@points(1)
+@given(values=numbers)
+def test_add_all_of_one_number_is_that_number(student, values):
+    """add_all([n]) is n."""
+    expect_equal(student.add_all(values[:1]), sum(values[:1]), f"add_all({values[:1]!r})")
+
+
+@points(1)
+@given(values=numbers)
+def test_count_counts(student, values):
+    """count(values) is how many numbers the list holds."""
+    expect_equal(student.count(values), len(values), f"count({values!r})")
+'''
+SOLVED_MORE = '''
+
+def count(numbers):
+    return len(numbers)
+'''
+HANGING = '''import time
+
+
+def add_all(numbers):
+    time.sleep(600)
+
+
+def count(numbers):
+    return len(numbers)
+'''
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """The toy course with three more public properties (two call ``add_all``, one does not) and
+    a call limit of :data:`CALL_SECONDS`; its records in a folder of the test's own."""
+    course = tmp_path / "course"
+    shutil.copytree(TOY, course, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (course / "suites" / "ex_sum.py").write_text((course / "suites" / "ex_sum.py").read_text() + SUITE_MORE)
+    for folder in ("answers", "toy"):
+        (course / folder / "ex_sum.py").write_text((course / folder / "ex_sum.py").read_text() + SOLVED_MORE)
+    settings = (course / "course.yaml").read_text()
+    settings = settings.replace("call_seconds: 5", f"call_seconds: {CALL_SECONDS}")
+    settings = settings.replace("total_points: 10", "total_points: 13").replace("points: 10", "points: 13")
+    (course / "course.yaml").write_text(settings)
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "hypothesis"))
+    hanging = tmp_path / "hanging" / "toy"
+    hanging.mkdir(parents=True)
+    (hanging / "ex_sum.py").write_text(HANGING)
+    return load_course(course / "course.yaml"), hanging.parent
+
+
+@pytest.fixture
+def waits(monkeypatch) -> list[float]:
+    """The seconds each request that ran past its time was allowed, from now on."""
+    seen: list[float] = []
+    original = channel.Channel.request_many
+
+    def counted(self, payloads, timeouts, within=None):
+        try:
+            return original(self, payloads, timeouts, within)
+        except TimedOut as failure:
+            seen.append(failure.seconds)
+            raise
+
+    monkeypatch.setattr(channel.Channel, "request_many", counted)
+    return seen
+
+
+def _graded(course, submission, scope: Scope = EVERYTHING) -> dict[str, dict]:
+    staged = stage(course, submission)
+    try:
+        results, _ = run_suites(course, staged.root, scope)
+    finally:
+        staged.remove()
+    return {result.name: dataclasses.asdict(result) for result in results}
+
+
+def _bound(course) -> float:
+    """What one exercise half may wait in all: one call limit, then the shorter one once."""
+    return course.limits.call_seconds + overruns.AFTER_SECONDS
+
+
+@pytest.mark.sandbox
+def test_a_hanging_function_costs_one_limit_and_the_shorter_one_then_is_not_called(toy, waits):
+    course, hanging = toy
+    public = _graded(course, hanging, Scope(public_only=True))
+    assert waits == [CALL_SECONDS, overruns.AFTER_SECONDS] and sum(waits) <= _bound(course)
+    first, second, third = (public[name]["output"] for name in (
+        "test_add_all_adds_every_number", "test_add_all_of_a_list_and_its_copy_agree",
+        "test_add_all_of_one_number_is_that_number"))
+    assert f"ex_sum.add_all([]) did not return within the time limit of {CALL_SECONDS} s per call" in first
+    assert "Falsifying explicit example" in first  # hypothesis's own feedback, for the one example it ran
+    assert ("did not return within the 2 s each call to it has in the other properties of this exercise, since it "
+            "ran past its time in test_add_all_adds_every_number") in second
+    assert ("ex_sum.add_all was not called: it ran past its time in test_add_all_adds_every_number, and again in "
+            "test_add_all_of_a_list_and_its_copy_agree") in third and public[
+        "test_add_all_of_one_number_is_that_number"]["blocked"]
+    assert public["test_count_counts"]["passed"]  # it never calls add_all: graded as ever
+
+
+@pytest.mark.sandbox
+def test_a_replay_meets_the_hang_once_and_words_it_as_a_grading_without_records(toy, tmp_path, waits, monkeypatch):
+    course, hanging = toy
+    with monkeypatch.context() as never:
+        never.setattr("autograder.engine.plugin.cache_folder", lambda: None)
+        fresh = _graded(course, hanging)
+    waits.clear()
+    _graded(course, course.solutions_path())  # records every property's examples
+    assert len(list((tmp_path / "hypothesis" / "autograder-examples").glob("*.json"))) == 5 and not waits
+    replayed = _graded(course, hanging)
+    assert replayed == fresh
+    public, hidden = waits[:2], waits[2:]  # each half learns on its own: the hidden one waits once too
+    assert sum(public) <= _bound(course) and sum(hidden) <= _bound(course) and len(waits) == 3
+
+
+@pytest.mark.sandbox
+def test_the_check_shows_which_property_runs_while_it_waits(toy):
+    from autograder.commands import check
+    course, hanging = toy
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=200)
+    args = type("Args", (), {"path": str(hanging), "exercise": None, "unsafe": False, "lang": None})()
+    assert check.run(course, args, console) == 1
+    shown = out.getvalue()
+    assert "ex_sum: test_add_all_adds_every_number" in shown and "ex_sum: test_count_counts" in shown
+    assert shown.index("ex_sum: test_count_counts") < shown.index("self-check")
