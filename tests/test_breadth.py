@@ -47,7 +47,7 @@ class FakeSession:
     def __init__(self, worker):
         self.worker, self.lookups = worker, None
         self.batcher = self.scheduler = None
-        self.printed, self.spent = "", 0.0
+        self.printed = ""
         self.closed = False
 
     def ask(self, request) -> object:
@@ -57,14 +57,8 @@ class FakeSession:
             return json.loads(self.batcher(payload, 5.0, f"ask({request!r})"))
         return json.loads(self.worker.request_many([payload], [5.0])[0])
 
-    def clock(self) -> float:
-        return 0.0
-
-    def seconds_left(self) -> float:
-        return 60.0
-
-    def charge(self, calls, seconds: float) -> None:
-        self.spent += seconds
+    def ask_many(self, worker, payloads, timeouts, calls) -> list[bytes]:
+        return worker.request_many(payloads, timeouts, 60.0)
 
     def close(self) -> None:
         self.closed = True

@@ -13,6 +13,9 @@ import dataclasses
 import io
 import os
 import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 from rich.console import Console
@@ -22,8 +25,9 @@ from autograder.config import load_course
 from autograder.engine import overruns
 from autograder.engine.overruns import Overruns
 from autograder.engine.run import EVERYTHING, Scope, run_suites
+from autograder.engine.session import Session
 from autograder.errors import SandboxFailure, TimedOut
-from autograder.isolation import channel
+from autograder.isolation import Layout, Standby, channel
 from autograder.isolation.inside.frames import HEADER
 from autograder.isolation.limits import WorkerLimits
 from tests.conftest import ROOT
@@ -261,3 +265,74 @@ def test_the_check_shows_which_property_runs_while_it_waits(toy):
     shown = out.getvalue()
     assert "ex_sum: test_add_all_adds_every_number" in shown and "ex_sum: test_count_counts" in shown
     assert shown.index("ex_sum: test_count_counts") < shown.index("self-check")
+
+
+# --- a call's time is its own: what it waited for a CPU was its neighbours' -------------------
+
+PACE = '''\
+import time
+
+
+def spin(seconds):
+    """Run on the CPU for ``seconds`` of its own CPU time."""
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+    return True
+
+
+def nap(seconds):
+    time.sleep(seconds)
+    return True
+'''
+
+
+@pytest.fixture
+def crowded(tmp_path):
+    """A submission whose calls spin or sleep, and one core kept busy by four spinning
+    processes, on which this process (and so every worker it starts) runs too."""
+    package = tmp_path / "sub" / "exercises"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "pace.py").write_text(PACE)
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    mine = os.sched_getaffinity(0)
+    core = min(mine)
+    os.sched_setaffinity(0, {core})
+    # each in a session of its own, as a worker is: the scheduler shares a core between sessions first
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(4)]
+    try:
+        yield tmp_path / "sub"
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+        os.sched_setaffinity(0, mine)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("forked", [False, True], ids=["fresh", "forked"])
+def test_a_call_kept_from_the_cpu_by_its_neighbours_is_charged_its_own_time(crowded, forked):
+    """Beside four spinners on its core, a call of 0.4 s of CPU takes some 2 s on the wall clock,
+    twice its limit of 1 s: it passes, and the property's budget is charged about its own time.
+    A call that sleeps past its limit still runs past it: sleeping is the call's own time."""
+    layout = Layout(crowded)
+    limits = WorkerLimits(call_seconds=1, cpu_seconds=30, memory_mb=512, processes=16, file_mb=8, message_mb=2)
+    standby = Standby(layout, limits, module="exercises.pace") if forked else None
+    session = Session(layout, limits, budget_seconds=30, standby=standby)
+    try:
+        pace = session.module("exercises.pace")
+        assert pace.spin(0.01)  # the worker is up: its start-up is not what is measured
+        started, charged = time.monotonic(), session.spent
+        assert pace.spin(0.4) is True
+        took, charged = time.monotonic() - started, session.spent - charged
+        assert took > 1, f"the core was not crowded ({took:.2f} s): the test shows nothing"
+        assert charged < 1, f"charged {charged:.2f} s of a {took:.2f} s call that ran 0.4 s"
+        with pytest.raises(TimedOut) as late:
+            pace.nap(2.5)
+        assert late.value.seconds == 1 and not late.value.budget
+    finally:
+        session.close()
+        if standby is not None:
+            standby.close()

@@ -222,10 +222,9 @@ class Scheduler:
         if worker is None:
             return False
         asks = [ask for _, ask in asking]
-        started = self.session.clock()
         try:
-            answers = worker.request_many([ask.payload for ask in asks], [ask.timeout for ask in asks],
-                                          self.session.seconds_left())
+            answers = self.session.ask_many(worker, [ask.payload for ask in asks], [ask.timeout for ask in asks],
+                                            [ask.call for ask in asks])
         except TimedOut as failure:  # kept by the session: the same call fails again at once
             self.session.close()
             late = asks[failure.index]
@@ -235,8 +234,6 @@ class Scheduler:
         except SandboxFailure:
             self.session.close()
             return False
-        finally:
-            self.session.charge([ask.call for ask in asks], self.session.clock() - started)
         self.batches += 1
         self.ready.extend((task, answer) for (task, _), answer in zip(asking, answers, strict=True))
         return True

@@ -365,17 +365,25 @@ class Session:
     def _send(self, payloads: list[bytes], call: Call, timeout: float) -> list[bytes]:
         """The worker's answers to ``payloads``, sent in one frame, each within ``timeout``."""
         assert self.worker is not None
-        started = self.clock()
         try:
-            return self.worker.request_many(payloads, [timeout] * len(payloads), self.seconds_left())
+            return self.ask_many(self.worker, payloads, [timeout] * len(payloads), [call])
         except TimedOut as failure:
             self.worker = None
             raise self.timed_out(call, failure, payloads[failure.index]) from None
         except SandboxFailure as failure:
             self.worker = None
             raise SandboxFailure(failure.kind, f"{call}: {failure}") from None
+
+    def ask_many(self, worker: Worker | Child, payloads: list[bytes], timeouts: list[float],
+                 calls: list[Call]) -> list[bytes]:
+        """``worker``'s answers to ``payloads``, sent in one frame, within what is left of the
+        property's time budget, which is charged for them: the wall time they took, less what the
+        worker waited for a CPU (:mod:`autograder.isolation.waiting`), which was its neighbours'."""
+        started = self.clock()
+        try:
+            return worker.request_many(payloads, timeouts, self.seconds_left())
         finally:
-            self.charge([call], self.clock() - started)
+            self.charge(calls, self.clock() - started - worker.channel.waited)
 
     def charge(self, calls: list[Call], seconds: float) -> None:
         """Count ``seconds`` spent in the worker on ``calls`` (a batch's, shared evenly)."""

@@ -23,6 +23,7 @@ from ..i18n import _
 from .inside.frames import HEADER
 from .limits import WorkerLimits
 from .reaping import Strays
+from .waiting import RunDelay
 
 
 class Owner(Protocol):
@@ -52,6 +53,7 @@ class Channel:
         self.writing.register(to_worker, select.POLLOUT)
         self.unread = bytearray()  # read from the worker, not asked for yet (mostly: an answer behind its header)
         self.ready = False
+        self.waits = RunDelay()  # its answering process's, once its owner says which (watch)
 
     def request(self, payload: bytes, timeout: float) -> bytes:
         """Send one frame and wait at most ``timeout`` seconds, writing included, for the answer
@@ -64,8 +66,11 @@ class Channel:
         the sending, each next one within its own from the one before, and all of them within
         ``within`` seconds of the sending, if given (what is left of a time budget); then kill
         what the calls started (:class:`~autograder.isolation.reaping.Strays`). A request that
-        runs past its time raises :class:`~autograder.errors.TimedOut`, saying which and how."""
+        runs past its time raises :class:`~autograder.errors.TimedOut`, saying which and how.
+        Every deadline moves on by the time the worker waited for a CPU (:mod:`.waiting`), which
+        ``waited`` then says."""
         payload = payloads[0] if len(payloads) == 1 else b"[" + b",".join(payloads) + b"]"
+        self.waits.begin(max(timeouts))
         end = math.inf if within is None else time.monotonic() + within
         deadline = min(time.monotonic() + timeouts[0], end)
         answers: list[bytes] = []
@@ -74,15 +79,28 @@ class Channel:
                 self._hello(deadline)
             self._write(HEADER.pack(len(payload)) + payload, deadline)
             for timeout in timeouts:
-                deadline = min(time.monotonic() + timeout, end) if answers else deadline
+                if answers:
+                    self.waits.lap()
+                    deadline = min(time.monotonic() + timeout, end)
                 answers.append(self._answer(deadline))
         except TimeoutError as late:
             arriving, own = isinstance(late, _Arriving) or bool(self.unread), timeouts[len(answers)]
             if within is not None and deadline >= end:
                 raise self._timed_out(within, True, len(answers), arriving) from None
             raise self._timed_out(own, own < self.limits.call_seconds, len(answers), arriving) from None
+        finally:
+            self.waits.lap()
         self.owner.killed |= self.strays.kill()
         return answers
+
+    @property
+    def waited(self) -> float:
+        """How long the worker's answering process waited for a CPU during the last request."""
+        return self.waits.waited
+
+    def watch(self, pid: int) -> None:
+        """Process ``pid`` answers the requests: its wait for a CPU moves their deadlines."""
+        self.waits.watch(pid)
 
     def _answer(self, deadline: float) -> bytes:
         """The next answer frame's body, by ``deadline``, within the size limit."""
@@ -105,6 +123,7 @@ class Channel:
             raise self._timed_out(timeout, timeout < self.limits.call_seconds) from None
 
     def close(self) -> None:
+        self.waits.close()
         for stream in (self.to_worker, self.from_worker):
             try:
                 stream.close()
@@ -132,12 +151,12 @@ class Channel:
         """Write ``data`` to the worker's pipe by ``deadline``, waiting only when the pipe is full."""
         view = memoryview(data)
         while view:
-            if deadline <= time.monotonic():
+            if self.waits.deadline(deadline) <= time.monotonic():
                 raise TimeoutError
             try:
                 view = view[os.write(self.to_worker.fileno(), view):]
             except BlockingIOError:
-                _wait(self.writing, deadline)
+                self._wait(self.writing, deadline)
             except OSError:
                 raise self._death() from None
 
@@ -145,7 +164,7 @@ class Channel:
         """The worker's next ``size`` bytes, by ``deadline``. A read takes what the pipe holds, up to
         1 MB, so one read mostly brings a frame's header and its body together."""
         while len(self.unread) < size:
-            _wait(self.reading, deadline)
+            self._wait(self.reading, deadline)
             chunk = os.read(self.from_worker.fileno(), min(max(size - len(self.unread), 1 << 16), 1 << 20))
             if not chunk:
                 raise self._death()
@@ -153,6 +172,14 @@ class Channel:
         data = bytes(self.unread[:size])
         del self.unread[:size]
         return data
+
+    def _wait(self, pipe: select.poll, deadline: float) -> None:
+        """Wait until ``pipe`` (one registered end) is ready, or raise TimeoutError at ``deadline``
+        (moved on by the worker's wait for a CPU)."""
+        while (left := self.waits.deadline(deadline) - time.monotonic()) > 0:
+            if pipe.poll(left * 1000):
+                return
+        raise TimeoutError
 
     def _death(self) -> SandboxFailure:
         """What the worker's end of the pipe closing says: how it ended."""
@@ -180,10 +207,3 @@ def _killed(number: int) -> str:
         name = str(number)
     hint = {"SIGKILL": _(" (memory or CPU limit?)"), "SIGXCPU": _(" (CPU time limit)"), "SIGSEGV": _(" (crash)")}
     return _("the worker process was killed by {signal}").format(signal=name) + hint.get(name, "")
-
-
-def _wait(pipe: select.poll, deadline: float) -> None:
-    """Wait until ``pipe`` (one registered end) is ready, or raise TimeoutError at ``deadline``."""
-    left = deadline - time.monotonic()
-    if left <= 0 or not pipe.poll(left * 1000):
-        raise TimeoutError

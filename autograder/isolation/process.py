@@ -86,8 +86,11 @@ class Worker:
 
     def greeted(self) -> None:
         # bubblewrap's own child (the pid namespace's first process): should the worker end by
-        # itself, it outlives bubblewrap, comes to this grader (a subreaper) and is reaped at close
-        self.killed |= set(tree(self.process.pid)) - {self.process.pid}
+        # itself, it outlives bubblewrap, comes to this grader (a subreaper) and is reaped at close;
+        # the last is the worker itself (bubblewrap's child's child), which has started nothing yet
+        started = tree(self.process.pid)
+        self.killed |= set(started) - {self.process.pid}
+        self.channel.watch(started[-1])
 
     def close(self) -> None:
         """Kill the worker and everything it started, and remove its folder and cgroup."""

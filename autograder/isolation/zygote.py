@@ -129,7 +129,11 @@ class Zygote:
         finally:
             os.close(inbox)
             os.close(outbox)
-        return Child(self, *ours)
+        child = Child(self, *ours)
+        born = [pid for pid in self._processes() if pid not in self.spare]
+        if len(born) == 1:  # the child, which answers its requests (what else there was, end() killed)
+            child.channel.watch(born[0])
+        return child
 
     def end(self) -> int | None:
         """Kill the child, and everything else but the zygote; the child's exit code (as

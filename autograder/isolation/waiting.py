@@ -1,0 +1,76 @@
+"""A call's time is the worker's own: the time it waited for a CPU is its neighbours', not counted.
+
+A call's limit is measured on the wall clock, which every process on the machine shares: a
+neighbour that keeps the CPUs busy (another student's processes, in another lane of the batch
+or outside any cgroup) would make an honest call run past its limit. The kernel counts, for
+each task, how long it was ready to run and waited for a CPU (the second field of
+``/proc/<pid>/schedstat``, the scheduler's run delay). A call's deadline moves on by the run
+delay of the worker's answering process since the request was sent, so what a call is charged
+is its own: running, sleeping, waiting for what it started. The move is at most ``GRACE`` times
+the call's limit, so that wall time stays a safety net; where the kernel does not say, the
+deadline does not move.
+
+Only the answering process is watched: it is what a call waits on. Processes a submission
+starts that crowd out their own worker make it wait for a CPU too; that time is excused up
+to the safety net, and costs the submission's own lane and nobody else.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+GRACE = 3.0  # a call may take 1 + GRACE times its limit on the wall clock, the rest waiting for a CPU
+
+
+class RunDelay:
+    """The run delay of one worker's answering process, counted from a lap's start."""
+
+    def __init__(self) -> None:
+        self.handle: int | None = None  # /proc/<pid>/schedstat, kept open: one pread a look
+        self.base = 0.0  # the run delay when the lap began
+        self.excused = 0.0  # how far the lap's deadlines have moved
+        self.grace = 0.0  # how far they may move
+        self.waited = 0.0  # the run delay of the laps since begin()
+
+    def watch(self, pid: int) -> None:
+        """Count the run delay of process ``pid`` from now on (nothing, if the kernel does not say)."""
+        try:
+            self.handle = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return
+        self.base = self._seconds()
+
+    def begin(self, limit: float) -> None:
+        """A request is sent whose calls each have ``limit`` seconds: a first lap."""
+        self.grace, self.waited = GRACE * limit, 0.0
+        self.lap()
+
+    def lap(self) -> None:
+        """One answer came: what the process waited so far is counted, and the next lap begins."""
+        if self.handle is not None:
+            now = self._seconds()
+            self.waited += now - self.base
+            self.base = now
+        self.excused = 0.0
+
+    def deadline(self, deadline: float) -> float:
+        """``deadline`` moved on by what the process has waited for a CPU this lap (at most the
+        grace), looked at only once the deadline has passed."""
+        if self.handle is not None and deadline + self.excused <= time.monotonic():
+            self.excused = min(self._seconds() - self.base, self.grace)
+        return deadline + self.excused
+
+    def close(self) -> None:
+        if self.handle is not None:
+            os.close(self.handle)
+            self.handle = None
+
+    def _seconds(self) -> float:
+        """The process's run delay so far; the last one known once it has gone."""
+        assert self.handle is not None
+        try:
+            return int(os.pread(self.handle, 64, 0).split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            self.close()
+            return self.base + self.excused
