@@ -5,8 +5,12 @@ what is autograded and unchanged, and autogrades a resubmission; a gradebook tha
 keeps busy for longer than SQLite's own wait fails nobody."""
 
 import csv
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -55,7 +59,8 @@ def courses(tmp_path_factory) -> tuple[Path, Path, str]:
         nbgrader(theirs, "generate_assignment", module)
     make_class(theirs)
     shutil.copytree(theirs, ours, symlinks=True)
-    shutil.copytree(theirs, base / "busy", symlinks=True)  # for the busy gradebook's test
+    for spare in "busy", "stopped":  # for the tests of a busy gradebook and of a worker that stops
+        shutil.copytree(theirs, base / spare, symlinks=True)
     nbgrader(theirs, "autograde", "*", status=1)  # the broken notebook fails nbgrader's run, as it should
     done = autograder("nbgrader-autograde", str(ours), "--jobs", "2")
     assert done.returncode == 2, done.stdout + done.stderr
@@ -166,3 +171,44 @@ def test_a_gradebook_busy_for_longer_than_sqlite_waits_fails_nobody(courses):
     assert "Autograded 4 submissions" in done.stdout, done.stdout
     assert {key: value for key, value in gradebook(folder).items() if key[0] == BONUS} == \
         {key: value for key, value in gradebook(theirs).items() if key[0] == BONUS}
+
+
+def test_a_worker_that_stops_costs_one_submission_which_the_next_run_autogrades(courses):
+    """A worker killed while the class is autograded: one submission fails, with nothing of it left
+    to pass for autograded, a fresh worker autogrades the rest, and the next run that submission."""
+    theirs, _, _ = courses
+    folder = theirs.parent / "stopped"
+    notebook = folder / "submitted" / "broken" / FIRST / f"{FIRST}.ipynb"  # mended: only the kill fails here
+    notebook.write_bytes((folder / "submitted" / "correct" / FIRST / f"{FIRST}.ipynb").read_bytes())
+    command = [sys.executable, "-m", "autograder", "--course", str(ROOT / "course.yaml"), "nbgrader-autograde",
+               str(folder), "--jobs", "2"]
+    run = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while not list((folder / "autograded").glob("*/*")) and run.poll() is None:
+        time.sleep(0.1)  # until the workers are autograding
+    os.kill(workers(run.pid)[0], signal.SIGKILL)
+    out, err = run.communicate(timeout=600)
+    assert run.returncode == 2, out + err
+    stopped = [line for line in out.splitlines() if "the autograde worker stopped" in line]
+    assert len(stopped) == 1 and "Autograded 7 submissions" in out, out
+    student, assignment = stopped[0].split(" was not autograded")[0].split(": ")
+    assert not (folder / "autograded" / student / assignment).exists()
+    again = autograder("nbgrader-autograde", str(folder), "--jobs", "2")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Autograded 1 submissions" in again.stdout and "7 already autograded" in again.stdout, again.stdout
+    mended = [key for key in gradebook(folder) if key[:2] == (FIRST, "broken")]
+    assert {k: v for k, v in gradebook(folder).items() if k not in mended} == \
+        {k: v for k, v in gradebook(theirs).items() if k not in mended}
+
+
+def workers(parent: int) -> list[int]:
+    """The worker processes ``parent`` started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == parent and b"nbgrader_worker.py" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found

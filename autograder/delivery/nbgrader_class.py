@@ -12,11 +12,13 @@ It resumes as nbgrader does: a submission already autograded, and not submitted 
 left as it is unless ``force``. A student's notebook that nbgrader cannot autograde (one that is
 not a notebook, say) is that student's row, as under ``nbgrader autograde``: nbgrader removes what
 it had written of that submission, and the others are graded. So is a worker that stops: its
-submission fails, and a fresh worker takes the next one.
+submission fails, a fresh worker removes what was written of it (so the next run autogrades it
+again) and takes the next one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -149,6 +151,8 @@ class _Worker:
         try:
             answer = self.ask({"autograde": [assignment, student], "force": force})
         except GraderError as stopped:
+            with contextlib.suppress(GraderError):  # a worker that cannot start fails the next submission
+                self.ask({"forget": [assignment, student]})
             return Failed(assignment, student, str(stopped).splitlines()[0], str(stopped))
         return None if answer["success"] else Failed(assignment, student, answer["why"], answer["log"])
 

@@ -29,13 +29,15 @@ from typing import Any, TextIO
 from nbgrader.api import Gradebook
 from nbgrader.apps import AutogradeApp, NbGraderAPI
 from nbgrader.converters import Autograde
+from nbgrader.utils import rmtree
 from sqlalchemy.engine import make_url
 
 GRADEBOOK_WAIT = 120  # seconds a gradebook write waits for another process's to end
 
 
 def main() -> None:
-    """Answer requests until stdin closes: a plan first (:func:`plan`), then one autograde at a time."""
+    """Answer requests until stdin closes: a plan first (:func:`plan`), then one autograde at a time
+    (:func:`autograde`, or :func:`forget` one whose worker stopped)."""
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # a stray print would break the answers: it joins the log instead
     api = _nbgrader()
@@ -43,6 +45,8 @@ def main() -> None:
         request = json.loads(line)
         if "plan" in request:
             answer = plan(api, request["plan"]["assignments"], request["plan"]["force"])
+        elif "forget" in request:
+            answer = forget(api, *request["forget"])
         else:
             assignment, student = request["autograde"]
             answer = autograde(api, assignment, student, request["force"])
@@ -103,6 +107,16 @@ def autograde(api: NbGraderAPI, assignment: str, student: str, force: bool) -> d
     first = next((i for i, line in enumerate(log) if line.startswith("[ERROR]")), len(log))
     return {"success": False, "why": caught.why or result.get("error", "").strip().splitlines()[-1],
             "log": "\n".join(log[first:]) or result.get("error", "")}
+
+
+def forget(api: NbGraderAPI, assignment: str, student: str) -> dict[str, Any]:
+    """What nbgrader does with a submission whose autograde failed, for one whose worker stopped
+    before nbgrader could: what it wrote of it removed, so that the next run autogrades it again
+    rather than leave it as autograded."""
+    folder = api.coursedir.format_path(api.coursedir.autograded_directory, student, assignment)
+    if os.path.exists(folder):
+        rmtree(folder)
+    return {"forgotten": folder}
 
 
 class _Caught(logging.Handler):
