@@ -34,6 +34,7 @@ COMMANDS = {  # the module that runs each command, imported when the command is 
     "bench": "autograder.commands.bench",
     "release": "autograder.commands.release",
     "nbgrader": "autograder.commands.nbgrader",
+    "nbgrader-autograde": "autograder.commands.nbgrader_autograde",
     "gradescope": "autograder.commands.gradescope",
     "mutate": "autograder.commands.mutate",
     "new-exercise": "autograder.commands.new_exercise",
@@ -136,6 +137,15 @@ def _delivery(commands: Any) -> None:
     nbgrader = commands.add_parser("nbgrader", help="generate an nbgrader course graded by this engine")
     nbgrader.add_argument("--out", required=True, type=Path, help="the nbgrader course folder (new or empty)")
     _language_option(nbgrader)
+
+    autograde = commands.add_parser("nbgrader-autograde",
+                                    help="autograde an nbgrader course's submissions in parallel, into its gradebook")
+    autograde.add_argument("folder", type=Path, metavar="COURSE_DIR", help="the nbgrader course folder `nbgrader` made")
+    autograde.add_argument("--assignment", action="append",
+                           help="autograde only this assignment (repeatable; default: every assignment)")
+    autograde.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions autograded at once")
+    autograde.add_argument("--force", action="store_true",
+                           help="autograde again submissions already autograded and unchanged since")
 
     gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip, or replay one")
     gradescope.add_argument("--out", type=Path,

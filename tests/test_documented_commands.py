@@ -47,8 +47,9 @@ STEPS = {
     "README.md": ["autograder release --out", "autograder check", "autograder grade", "autograder report"],
     "docs/release.md": ["--exercise ex1_merge_tracing"],
     "docs/class-report.md": ["autograder report"],
-    "docs/nbgrader.md": ["EXCHANGE=", "chmod", "autograder nbgrader", "generate_assignment", "fetch_assignment",
-                         "nbgrader submit", "nbgrader autograde", "fetch_feedback", "autograder report"],
+    "docs/nbgrader.md": ["EXCHANGE=", "chmod", "autograder nbgrader --out", "generate_assignment", "fetch_assignment",
+                         "nbgrader submit", "nbgrader autograde", "nbgrader-autograde", "fetch_feedback",
+                         "autograder report"],
     "docs/gradescope.md": ["gradescope --out autograder.zip", "--exercise ex1_merge_tracing"],
     "docs/course-notes.md": ["registry list"],
     "docs/authors.md": ["new-exercise"],
@@ -230,7 +231,7 @@ def test_the_nbgrader_page_from_the_course_to_the_export(place):
     instructor's collection, autograde, feedback and export, the student's feedback, the report."""
     variables = {"COURSE": str(place["course"]), "EXCHANGE": str(place["base"] / "exchange")}
     page = "docs/nbgrader.md"
-    for marker in ("chmod", "autograder nbgrader", "generate_assignment"):
+    for marker in ("chmod", "autograder nbgrader --out", "generate_assignment"):
         said = run(page, marker, place, variables=variables)
     nbcourse = place["home"] / "nbcourse"
     assert (place["base"] / "exchange" / "how-language-model-tokenizers-work" / "outbound" / FIRST).is_dir()
@@ -251,6 +252,8 @@ def test_the_nbgrader_page_from_the_course_to_the_export(place):
     with open(nbcourse / "grades.csv", newline="") as table:
         (row,) = [row for row in csv.DictReader(table) if row["assignment"] == FIRST]
     assert (row["student_id"], float(row["score"]), float(row["max_score"])) == (get_username(), 20.0, 20.0)
+    said = " ".join(run(page, "nbgrader-autograde", place, variables=variables).split())
+    assert "Autograded 0 submissions" in said and "1 already autograded and unchanged" in said, said
 
     run(page, "fetch_feedback", place, variables=variables)
     (feedback,) = (place["home"] / FIRST / "feedback").glob(f"*/{FIRST}.html")
@@ -302,7 +305,7 @@ def test_a_course_with_a_module_removed_grades_and_builds_nothing(place):
     for page, marker, names in (("README.md", "autograder release --out", None),
                                 ("README.md", "autograder grade", None), ("README.md", "autograder report", None),
                                 ("docs/gradescope.md", "gradescope --out autograder.zip", None),
-                                ("docs/nbgrader.md", "autograder nbgrader", variables)):
+                                ("docs/nbgrader.md", "autograder nbgrader --out", variables)):
         done = bash(page, marker, place, cwd=broken, variables=names)
         assert (done.returncode, done.stderr.strip(), done.stdout) == (2, said, ""), (page, marker, done.stderr)
     for command in (["check"], ["check", "solutions"], ["demo"], ["mutate", "--all"], ["bench"]):

@@ -53,13 +53,13 @@ def expect_equal(*args, **kwargs):
 '''
 
 
-def nbgrader(course: Path, *args: str) -> str:
-    """Run the nbgrader command line in the course folder, as an instructor would."""
+def nbgrader(course: Path, *args: str, status: int = 0) -> str:
+    """Run the nbgrader command line in the course folder, as an instructor would; it must exit with ``status``."""
     env = {**os.environ, "PATH": "/usr/bin:/bin"}
     env.pop("PYTHONPATH", None)
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
                          capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == status, run.stdout + run.stderr
     return run.stdout + run.stderr
 
 

@@ -44,9 +44,11 @@ from ..batch.cluster_tls import CA, CERTIFICATE, KEY, make_certificates, securit
 from ..batch.grader import ENGINE_HOME, hypothesis_storage
 from ..batch.staging import stage
 from ..config import Course
+from ..delivery.nbgrader_class import autograde_class
 from ..delivery.nbgrader_course import build_nbgrader_course
 from ..engine.run import grade_staged
 from ..engine.session import Session
+from ..errors import GraderError
 from ..isolation import Child, Layout, Worker, WorkerLimits, isolation, with_layers
 from ..isolation.reaping import tree
 
@@ -118,7 +120,10 @@ KEYS = {  # what each figure of ``--json`` measures, as the results page says it
                             "round trips, a batch of requests side by side counting once",
     "overhead_ratio": "one grading of the reference on one job, over the CPU time of the workers it started "
                       "(the student code's own, their starts included) plus one worker's start",
-    "nbgrader_student_seconds": "one `nbgrader autograde` of a student's six notebooks, nbgrader's start-up included",
+    "nbgrader_class_per_minute": "students a minute of `nbgrader-autograde --jobs 2` of a class of copies of a "
+                                 "student who submitted every exercise's notebook, nbgrader's start-up included",
+    "nbgrader_autograde_class_per_minute": "the same class autograded by nbgrader's own `nbgrader autograde`, in the "
+                                           "same run",
     "batch_per_minute_jobs2": "gradings a minute of a batch of copies of the reference on two jobs",
     "dask_two_workers_ratio": "the rate of that batch on a local Dask cluster of two one-thread workers, over its "
                               "rate on one such worker (each timed once its workers have graded one copy each)",
@@ -183,7 +188,7 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
         figures["check_one_exercise_seconds"] = _check_one(course, out / "check")
         figures["overhead_ratio"] = _apart(course, "overhead_ratio")
         figures["requests_per_grading"] = _apart(course, "requests_per_grading")
-        figures["nbgrader_student_seconds"] = _nbgrader_student(course, out / "nbgrader")
+        figures.update(_nbgrader_class(course, out / "nbgrader", copies))
         with tempfile.TemporaryDirectory() as folder:
             named = _copies(course.solutions_path(), Path(folder), copies)
             began = time.perf_counter()
@@ -356,32 +361,43 @@ def _cpu_seconds(pid: int) -> float:
     return sum(int(tick) for tick in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def _nbgrader_student(course: Course, out: Path) -> float | None:
-    """Seconds of ``nbgrader autograde`` of one student who submitted every exercise's source
-    notebook, after another student's (the course's first grading, which records the examples)."""
+def _nbgrader_class(course: Course, out: Path, students: int) -> dict[str, float | None]:
+    """Students a minute of a class of ``students`` who each submitted every exercise's source
+    notebook, autograded by ``nbgrader autograde`` and, in a copy of the course folder, by
+    ``nbgrader-autograde`` on two jobs; after another student's autograde (the course's first
+    grading, which records the examples)."""
     try:
         import nbformat
     except ImportError:
-        return None
+        return dict.fromkeys(["nbgrader_class_per_minute", "nbgrader_autograde_class_per_minute"])
     shutil.rmtree(out, ignore_errors=True)
-    build_nbgrader_course(course, out)
+    theirs, ours = out / "nbgrader", out / "parallel"
+    build_nbgrader_course(course, theirs)
     env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"])}
     env.pop("PYTHONPATH", None)
 
     def nbgrader(*args: str) -> None:
-        subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=out, env=env, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=theirs, env=env, check=True, capture_output=True)
 
     nbgrader("generate_assignment", "*")
-    for student in ("first", "student"):  # the first student's grading records the examples
+    for student in ["first", *(f"student{number:03d}" for number in range(students))]:
         for exercise in course.exercises:
-            notebook = nbformat.read(out / "source" / exercise.module / f"{exercise.module}.ipynb", as_version=4)
-            folder = out / "submitted" / student / exercise.module
-            shutil.copytree(out / "release" / exercise.module, folder)
+            notebook = nbformat.read(theirs / "source" / exercise.module / f"{exercise.module}.ipynb", as_version=4)
+            folder = theirs / "submitted" / student / exercise.module
+            shutil.copytree(theirs / "release" / exercise.module, folder)
             nbformat.write(notebook, folder / f"{exercise.module}.ipynb")
     nbgrader("autograde", "*", "--student=first")
+    shutil.copytree(theirs, ours, symlinks=True)
     began = time.perf_counter()
-    nbgrader("autograde", "*", "--student=student")
-    return round(time.perf_counter() - began, 2)
+    nbgrader("autograde", "*")
+    own = students / (time.perf_counter() - began) * 60
+    began = time.perf_counter()
+    done = autograde_class(ours, None, 2, False, Console(file=open(os.devnull, "w")))
+    parallel = students / (time.perf_counter() - began) * 60
+    if done.failed or len(done.autograded) != students * len(course.exercises):
+        raise GraderError(f"nbgrader-autograde of the bench's class: {len(done.failed)} failed, "
+                          f"{len(done.autograded)} autograded")
+    return {"nbgrader_class_per_minute": round(parallel, 1), "nbgrader_autograde_class_per_minute": round(own, 1)}
 
 
 CATEGORIES = (  # where a function's own time goes, by the file it is in (the first match)
