@@ -233,3 +233,11 @@ def test_every_file_the_engine_reads_ships_with_it():
     shipped = {path for pattern in globs for path in PACKAGE.glob(pattern)}
     data = {path for path in PACKAGE.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc")}
     assert data - shipped == set()
+
+
+def test_outside_the_sandbox_only_what_its_package_exports_is_imported(modules):
+    """``autograder/isolation/__init__.py`` is the sandbox's contract with the layers above it:
+    they import its names, never one of its modules (``from ..isolation import detect`` included)."""
+    found = [f"{m.name}:{line} imports {target}" for m in modules.values() if not m.name.startswith("autograder.isolation")
+             for target, line in m.imports.items() if target.startswith("autograder.isolation.")]
+    assert found == []

@@ -49,8 +49,7 @@ from ..delivery.nbgrader_course import build_nbgrader_course
 from ..engine.run import grade_staged
 from ..engine.session import Session
 from ..errors import GraderError
-from ..isolation import Child, Layout, Worker, WorkerLimits, isolation, with_layers
-from ..isolation.reaping import tree
+from ..isolation import Child, Layout, Worker, WorkerLimits, isolation, tree, with_layers
 
 ECHO = "def echo(value):\n    return value\n"
 

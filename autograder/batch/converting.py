@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..isolation.helper import OverLimits, run_helper
+from ..isolation import OverLimits, run_helper
 from .intake import NOTEBOOK_CHARS
 from .notebook import NotebookError, NotebookModule
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..config import Course
 from ..engine.report import read_results
-from ..isolation.cache import cache_home, keyed_folder
+from ..isolation import cache_home, keyed_folder
 from ..results import Grade
 from .staging import Staged
 

@@ -34,7 +34,7 @@ from ..config import Course
 from ..engine.cells import NOTEBOOKS, CellMap
 from ..engine.stubs import STUBS, stubs_from_json
 from ..errors import SubmissionError
-from ..isolation.helper import HelperLimits, OverLimits, run_helper
+from ..isolation import HelperLimits, OverLimits, run_helper
 from .intake import LOOSE, MAX_BYTES, MAX_ENTRIES, MAX_FILES, write
 
 __all__ = ["LOOSE", "MAX_ENTRIES", "MAX_FILES", "Staged", "SubmissionError", "stage", "stage_many", "submission_name",

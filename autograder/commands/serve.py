@@ -26,14 +26,14 @@ from rich.console import Console
 from ..config import Course
 from ..engine.report import read_results, write_reports
 from ..engine.run import Scope, grade_staged
-from ..isolation import cgroup, require_isolation
+from ..isolation import join_lane, require_isolation
 from . import graded_in_chosen_language
 
 
 def run(course: Course, args: argparse.Namespace, console: Console) -> int:
     if args.core is not None:  # first: every worker inherits it, and cannot change it once confined
         os.sched_setaffinity(0, {args.core})
-    cgroup.join_lane()  # before any worker starts: each inherits the lane's CPU share
+    join_lane()  # before any worker starts: each inherits the lane's CPU share
     course = graded_in_chosen_language(course, args)  # the batch's --lang: the students' words
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

@@ -27,8 +27,7 @@ import pytest
 
 from .. import internals
 from ..equality import identical
-from ..isolation.cache import keyed_folder, own_folder
-from ..isolation.inside import codec
+from ..isolation import codec, keyed_folder, own_folder
 
 Example = dict[str, Any]
 Draw = tuple[str, Any, Any]  # the strategy's repr hashed, the label, the value (encoded)

@@ -46,8 +46,7 @@ from typing import Any
 from ..config import Course, Exercise
 from ..errors import ArgumentChanged, SandboxFailure, StudentError, TimedOut
 from ..i18n import _
-from ..isolation import Child, Layout, Standby, Worker, WorkerLimits, detect
-from ..isolation.inside import codec
+from ..isolation import Child, Layout, Standby, Worker, WorkerLimits, codec, fresh_worker
 from .overruns import Overruns
 
 PRINTED_CHARS = 4000  # of what an example's calls print, what a session keeps for the feedback
@@ -299,7 +298,7 @@ class Session:
 
     def _new_worker(self) -> Worker | Child:
         """A fresh worker: from the exercise's :class:`~autograder.isolation.Standby`, if any."""
-        return self.standby.take() if self.standby is not None else Worker(self.layout, self.limits, detect.isolation())
+        return self.standby.take() if self.standby is not None else fresh_worker(self.layout, self.limits)
 
     def _ask_known(self, message: dict, call: Call) -> Any:
         """With no worker yet: answer from what earlier properties learnt; else start the worker,

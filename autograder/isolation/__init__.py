@@ -1,6 +1,7 @@
 """The isolation layer: everything that starts, confines and talks to a sandboxed worker.
 
-Its contract with the engine above it is this module's names. A :class:`Worker` is one sandboxed
+Its contract with the layers above it is this module's names: they import nothing else of it
+(``tests/test_architecture.py``). A :class:`Worker` is one sandboxed
 process running student code, seen through :meth:`Worker.request`: one framed request (plain JSON
 data, :mod:`~autograder.isolation.inside.codec`) and its answer at a time, within
 :attr:`WorkerLimits.call_seconds`, every failure a :class:`~autograder.errors.SandboxFailure`; what
@@ -17,13 +18,19 @@ worker), ``zygote``, ``detect`` (the probes) and ``standby``. docs/security.md s
 layer holds in each mode, and which test shows it.
 """
 
+from .cache import cache_home, keyed_folder, own_folder
+from .cgroup import join_lane
 from .detect import isolation, isolation_note, require_isolation, with_layers
+from .helper import HelperLimits, OverLimits, run_helper
+from .inside import codec
 from .layers import LAYERS, Isolation, IsolationRefused
 from .layout import Layout
 from .limits import WorkerLimits
 from .process import Worker
-from .standby import Standby
+from .reaping import tree
+from .standby import Standby, fresh_worker
 from .zygote import Child
 
-__all__ = ["LAYERS", "Child", "Isolation", "IsolationRefused", "Layout", "Standby", "Worker", "WorkerLimits",
-           "isolation", "isolation_note", "require_isolation", "with_layers"]
+__all__ = ["LAYERS", "Child", "HelperLimits", "Isolation", "IsolationRefused", "Layout", "OverLimits", "Standby",
+           "Worker", "WorkerLimits", "cache_home", "codec", "fresh_worker", "isolation", "isolation_note",
+           "join_lane", "keyed_folder", "own_folder", "require_isolation", "run_helper", "tree", "with_layers"]

@@ -18,6 +18,11 @@ from .process import Worker
 from .zygote import Child, Zygote, forks, preloads, sources
 
 
+def fresh_worker(layout: Layout, limits: WorkerLimits, uid_slot: int = 0) -> Worker:
+    """A worker started cold, under the layers that hold on this machine (:func:`detect.isolation`)."""
+    return Worker(layout, limits, detect.isolation(), uid_slot=uid_slot)
+
+
 class Standby:
     """The workers of one run of properties (same layout, same limits): each property's comes
     from the exercise's zygote where :func:`forks` allows one, else is booted while the one
@@ -52,10 +57,10 @@ class Standby:
                 self.preloads = None
                 if self.zygote is not None:
                     self.zygote.close()
-        worker = self.booting or Worker(self.layout, self.limits, detect.isolation())
+        worker = self.booting or fresh_worker(self.layout, self.limits)
         self.serving, self.booting = worker, None
         try:
-            self.booting = Worker(self.layout, self.limits, detect.isolation(), uid_slot=1 - worker.uid_slot)
+            self.booting = fresh_worker(self.layout, self.limits, uid_slot=1 - worker.uid_slot)
         except (GraderError, OSError, SandboxFailure):  # not this property's: the next take starts one cold, says why
             pass
         return worker

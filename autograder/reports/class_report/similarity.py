@@ -15,7 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ...isolation.helper import HelperLimits, OverLimits, run_helper
+from ...isolation import HelperLimits, OverLimits, run_helper
 from .load import Batch
 from .names import Names
 
