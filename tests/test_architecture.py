@@ -1,12 +1,13 @@
 """The engine's layout holds: imports go one way, between layers and inside them, with nothing hidden.
 
 The layers, lowest first: ``isolation`` (start, confine and talk to a worker; its ``inside/`` is
-copied into every worker), ``engine`` (one submission in one grader process), ``batch`` (many
-submissions), then ``reports``, ``authoring`` and ``delivery`` side by side, then the command line
-(``cli`` and ``commands``). Every layer may use the shared modules (``config``, ``errors``,
-``results``, ``suite``, ``equality``, ``internals``, ``i18n``, ``bidi``, ``suite_texts``,
-``signatures``, ``input_rules`` and the package's ``__version__``), which use nothing else. Read
-from the source (nothing is imported), so a circle hidden in a function shows too.
+copied into every worker), ``engine`` (one submission in one grader process), ``intake``
+(taking a submission in), ``batch`` (many submissions), then ``reports``, ``authoring`` and
+``delivery`` side by side, then the command line (``cli`` and ``commands``). Every layer may use
+the shared modules (``config``, ``errors``, ``results``, ``suite``, ``equality``, ``internals``,
+``i18n``, ``bidi``, ``suite_texts``, ``signatures``, ``input_rules`` and the package's
+``__version__``), which use nothing else. Read from the source (nothing is imported), so a
+circle hidden in a function shows too.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ INSIDE = PACKAGE / "isolation" / "inside"
 SHARED = {"autograder", "autograder.config", "autograder.errors", "autograder.results", "autograder.suite",
           "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi",
           "autograder.suite_texts", "autograder.signatures", "autograder.input_rules"}
-LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.batch",),
+LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.intake",), ("autograder.batch",),
           ("autograder.reports", "autograder.authoring", "autograder.delivery"),
           ("autograder.cli", "autograder.commands", "autograder.__main__")]
 PRIVATE_HOMES = {"autograder.internals": "hypothesis", "autograder.isolation.inside.cpython": "CPython"}
@@ -238,6 +239,7 @@ def test_every_file_the_engine_reads_ships_with_it():
 def test_outside_the_sandbox_only_what_its_package_exports_is_imported(modules):
     """``autograder/isolation/__init__.py`` is the sandbox's contract with the layers above it:
     they import its names, never one of its modules (``from ..isolation import detect`` included)."""
-    found = [f"{m.name}:{line} imports {target}" for m in modules.values() if not m.name.startswith("autograder.isolation")
+    found = [f"{m.name}:{line} imports {target}" for m in modules.values()
+             if not m.name.startswith("autograder.isolation")
              for target, line in m.imports.items() if target.startswith("autograder.isolation.")]
     assert found == []

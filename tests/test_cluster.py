@@ -280,7 +280,7 @@ def test_the_cluster_page_s_slurm_snippet_makes_a_job_script(tmp_path, monkeypat
 def test_a_task_s_key_names_the_course_the_files_and_the_exercises():
     """Two clients on one scheduler share a grading only when everything that decides it is the same."""
     from autograder.batch.cluster import task_key
-    from autograder.batch.staging import Staged
+    from autograder.intake.staging import Staged
 
     staged = Staged("ada", Path("/nowhere"), "f" * 64, [])
     keys = {task_key(digest, "ada", staged, exercises) for digest in ("a" * 64, "b" * 64)

@@ -295,8 +295,8 @@ def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(t
     """nbgrader grades all of a student's notebooks in one :class:`GraderProcess`: each grading
     matches a fresh process's, and a grading that kills the process costs only itself."""
     from autograder.batch.grader import GraderProcess, Part
-    from autograder.batch.staging import stage
     from autograder.config import load_course
+    from autograder.intake.staging import stage
 
     course = load_course(TOY / "course.yaml")
     wrong = tmp_path / "wrong"
@@ -340,8 +340,8 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
 
     from autograder.batch.batch import BatchOptions, grade_many
     from autograder.batch.grader import GraderProcess
-    from autograder.batch.staging import stage
     from autograder.config import load_course
+    from autograder.intake.staging import stage
 
     course = load_course(TOY / "course.yaml")
     wrong = tmp_path / "wrong"
@@ -370,9 +370,9 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
     """A process that graded one course grades another whose suites and solutions have the same
     module names (two versions of a course, a release beside its source) by the second's files,
     not by the modules the first left imported."""
-    from autograder.batch.staging import stage
     from autograder.config import load_course
     from autograder.engine.run import grade_staged
+    from autograder.intake.staging import stage
 
     first = shutil.copytree(TOY, tmp_path / "first", ignore=SKIPPED)
     second = shutil.copytree(TOY, tmp_path / "second", ignore=SKIPPED)

@@ -18,7 +18,6 @@ import yaml
 
 from autograder import STUDENT_COMMAND
 from autograder.authoring.locked.run import check_locked
-from autograder.batch.staging import stage
 from autograder.bidi import has_prose
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
@@ -26,6 +25,7 @@ from autograder.delivery.nbgrader_course import build_nbgrader_course
 from autograder.delivery.translation import module_source, title
 from autograder.engine.report import write_reports
 from autograder.engine.run import Scope, grade_staged, name_cells
+from autograder.intake.staging import stage
 from autograder.results import split_feedback
 from tests.conftest import ROOT, autograder, leaks
 from tests.persian import english_prose

@@ -10,9 +10,9 @@ import pytest
 
 from autograder.batch.batch import report_folder, safe_names
 from autograder.batch.gradebook import Gradebook
-from autograder.batch.staging import submission_name
 from autograder.config import load_course
 from autograder.errors import GraderError
+from autograder.intake.staging import submission_name
 from autograder.results import Grade
 from tests.conftest import ROOT, autograder
 

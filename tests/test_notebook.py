@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from autograder.batch import notebook
-from autograder.batch.converting import notebook_module
-from autograder.batch.intake import NOTEBOOK_CHARS
-from autograder.batch.notebook import NotebookError, converted
 from autograder.errors import GraderError
+from autograder.intake import notebook
+from autograder.intake.converting import notebook_module
+from autograder.intake.notebook import NotebookError, converted
+from autograder.intake.reading import NOTEBOOK_CHARS
 from autograder.isolation import helper
 from tests.conftest import ROOT, autograder
 

@@ -15,7 +15,6 @@ from rich.console import Console
 from wcwidth import wcswidth
 
 from autograder import bidi
-from autograder.batch.staging import stage
 from autograder.config import load_course
 from autograder.delivery.gradescope import _why
 from autograder.delivery.nbgrader_feedback import feedback_text, read_feedback
@@ -27,6 +26,7 @@ from autograder.engine.report import feedback_markdown
 from autograder.engine.session import not_implemented
 from autograder.errors import SandboxFailure, StudentError
 from autograder.i18n import _, speaking
+from autograder.intake.staging import stage
 from autograder.reports.terminal import print_check
 from autograder.results import LOCKED_PREFIX, Grade, PropertyResult
 from autograder.suite import expect_equal

@@ -20,9 +20,9 @@ class _Plugins:
 def test_grading_loads_no_installed_plugin_but_hypothesis_s(tmp_path):
     """Installed pytest plugins (anyio's, platformdirs') stay out of a grading: loading them and
     rewriting their asserts took a second of every grader process's first grading."""
-    from autograder.batch.staging import stage
     from autograder.config import load_course
     from autograder.engine.run import run_suites
+    from autograder.intake.staging import stage
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")
     staged = stage(course, course.solutions_path())
@@ -50,9 +50,9 @@ def test_public_properties_run_first_and_report_in_the_suites_order(tmp_path):
     """Every public property runs before any hidden one (docs/security.md), and the results come
     back in the suite's order. Graded apart (``public_only``, then the hidden ones given the public
     results, as a split batch does), the results are the same."""
-    from autograder.batch.staging import stage
     from autograder.config import load_course
     from autograder.engine.run import Scope, run_suites
+    from autograder.intake.staging import stage
     from tests.carriers import HIDDEN, PUBLIC, toy_course
 
     course = load_course(toy_course(tmp_path / "course", secret=10 ** 6 + 1))
@@ -74,10 +74,10 @@ def test_a_worker_that_cannot_start_fails_the_grading_not_the_student(monkeypatc
     fails (the batch reports a grader failure) instead of the submission getting a zero."""
     import errno
 
-    from autograder.batch.staging import stage
     from autograder.config import load_course
     from autograder.engine.run import run_suites
     from autograder.errors import GraderError
+    from autograder.intake.staging import stage
     from autograder.isolation import isolation, process
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")

@@ -22,11 +22,11 @@ from hypothesis import given, register_random, settings
 from hypothesis import strategies as st
 from hypothesis.internal.entropy import deterministic_PRNG
 
-from autograder.batch.staging import stage
 from autograder.config import load_course
 from autograder.engine import breadth, replay
 from autograder.engine.digest import course_digest
 from autograder.engine.run import run_suites
+from autograder.intake.staging import stage
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.sandbox

@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 
-from autograder.batch.staging import stage
 from autograder.config import load_course
 from autograder.engine import plugin
 from autograder.engine.plugin import Scope
 from autograder.engine.run import grade_staged
+from autograder.intake.staging import stage
 from autograder.isolation import detect, standby, zygote
 from tests.conftest import COURSE
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.batch.staging import MAX_ENTRIES, MAX_FILES, stage, submission_name
 from autograder.config import load_course
 from autograder.engine.cells import cell_maps
 from autograder.errors import SubmissionError
+from autograder.intake.staging import MAX_ENTRIES, MAX_FILES, stage, submission_name
 from tests.conftest import ROOT, autograder
 
 COURSE = load_course(ROOT / "course.yaml")
@@ -405,7 +405,7 @@ def test_a_batch_stages_its_submissions_jobs_at_once_each_alone(tmp_path, monkey
     read is its own."""
     import threading
 
-    from autograder.batch import staging
+    from autograder.intake import staging
 
     jobs = 3
     together = threading.Barrier(jobs, timeout=60)  # broken unless all three stage at once
@@ -435,7 +435,7 @@ def test_a_batch_stages_its_submissions_jobs_at_once_each_alone(tmp_path, monkey
 def test_a_link_the_helper_left_is_refused_before_anything_is_written_through_it(tmp_path, monkeypatch):
     """Should the helper ever be made to plant a link (it writes none), staging neither writes the
     course's provided files through it nor hashes what it points to."""
-    from autograder.batch import staging
+    from autograder.intake import staging
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -185,9 +185,9 @@ MARK = "# a submission's own line, which the grader must never parse"
 
 def test_staging_keeps_the_stubs_the_helper_read_as_plain_data():
     """What the helper read crosses as plain data and binds as the source's own signatures."""
-    from autograder.batch.staging import stage
     from autograder.config import load_course
     from autograder.engine.stubs import staged_stubs, stubs_from_json, stubs_to_json
+    from autograder.intake.staging import stage
 
     assert stubs_from_json(stubs_to_json(sure_stubs(MODULE))) == sure_stubs(MODULE)
     course = load_course(TOY / "course.yaml")
@@ -206,9 +206,9 @@ def test_the_grader_parses_no_byte_of_a_submission(tmp_path, monkeypatch):
     fails "not implemented yet" without a worker."""
     import builtins
 
-    from autograder.batch.staging import stage
     from autograder.config import load_course
     from autograder.engine.run import run_suites
+    from autograder.intake.staging import stage
 
     (tmp_path / "toy").mkdir()
     (tmp_path / "toy" / "__init__.py").write_text(f'"""The toy package."""\n{MARK}\n')

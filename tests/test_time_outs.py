@@ -20,13 +20,13 @@ import time
 import pytest
 from rich.console import Console
 
-from autograder.batch.staging import stage
 from autograder.config import load_course
 from autograder.engine import overruns
 from autograder.engine.overruns import Overruns
 from autograder.engine.run import EVERYTHING, Scope, run_suites
 from autograder.engine.session import Session
 from autograder.errors import SandboxFailure, TimedOut
+from autograder.intake.staging import stage
 from autograder.isolation import Layout, Standby, channel
 from autograder.isolation.inside.frames import HEADER
 from autograder.isolation.limits import WorkerLimits

@@ -42,13 +42,13 @@ from ..batch.batch import BatchOptions, grade_many
 from ..batch.cluster import connect
 from ..batch.cluster_tls import CA, CERTIFICATE, KEY, make_certificates, security
 from ..batch.grader import ENGINE_HOME, hypothesis_storage
-from ..batch.staging import stage
 from ..config import Course
 from ..delivery.nbgrader_class import autograde_class
 from ..delivery.nbgrader_course import build_nbgrader_course
 from ..engine.run import grade_staged
 from ..engine.session import Session
 from ..errors import GraderError
+from ..intake.staging import stage
 from ..isolation import Child, Layout, Worker, WorkerLimits, isolation, tree, with_layers
 
 ECHO = "def echo(value):\n    return value\n"

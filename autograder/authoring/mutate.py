@@ -32,10 +32,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..batch.grader import ENGINE_HOME, grader_seconds, hypothesis_storage
-from ..batch.staging import stage
 from ..config import Course, CourseConfigError, load_course
 from ..engine.run import run_suites
 from ..errors import GraderError, SandboxFailure
+from ..intake.staging import stage
 
 TIME_FACTOR = 3.0  # a mutant may take this many times the reference's time on the suite ...
 TIME_SLACK = 10.0  # ... plus this many seconds, before it counts as looping

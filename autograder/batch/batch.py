@@ -1,6 +1,6 @@
 """Grading many submissions: staged here, graded in grader processes, recorded in the gradebook.
 
-:func:`grade_many` stages each submission (:mod:`autograder.batch.staging`, ``jobs`` at once),
+:func:`grade_many` stages each submission (:mod:`autograder.intake.staging`, ``jobs`` at once),
 skips one the gradebook holds as graded unchanged, hands the others to grader processes (a
 :class:`~autograder.batch.grader.GraderPool` here, or a Dask cluster's), ``jobs`` at once and in
 parts where threads would idle (:mod:`autograder.batch.parts`), and records each grading in the
@@ -25,12 +25,12 @@ from ..config import Course
 from ..engine.digest import course_digest
 from ..engine.report import read_results, write_reports
 from ..errors import GraderError, SubmissionError
+from ..intake.staging import Staged, stage_many
 from ..isolation import isolation
 from ..results import Grade
 from .gradebook import BATCH_FILES, Gradebook
 from .grader import Graded, GraderPool, Part
 from .parts import GradingInParts
-from .staging import Staged, stage_many
 from .withheld import Withheld
 
 Row = tuple[str, Grade | None, str]  # a submission's name, its grade (None: the grading failed) and a note

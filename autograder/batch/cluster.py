@@ -23,11 +23,11 @@ from ..config import Course, load_course
 from ..engine.digest import course_digest
 from ..engine.report import read_results
 from ..errors import GraderError
+from ..intake.staging import Staged
 from ..isolation import IsolationRefused, isolation, require_isolation
 from .canary import run_canary
 from .cluster_tls import client_security
 from .grader import WHOLE, Graded, GraderPool, Part
-from .staging import Staged
 
 
 @dataclass

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from ..config import Course
 from ..engine.report import read_results
+from ..intake.staging import Staged
 from ..isolation import cache_home, keyed_folder
 from ..results import Grade
-from .staging import Staged
 
 ENGINE_HOME = Path(__file__).resolve().parents[2]  # where `python -m autograder` is found
 Graded = tuple[Grade | None, float, str]  # a grading's grade (None: it failed), seconds and problem

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..config import Course
 from ..engine.report import read_results, write_reports
+from ..intake.staging import Staged
 from ..results import Grade
 from .grader import Graded, Part
-from .staging import Staged
 
 Grader = Callable[[Course, str, Staged, Path, Part], Graded]  # GraderPool.grade, Cluster.grade
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from rich.console import Console
 
 from ..authoring.locked.run import check_locked
-from ..batch.staging import stage
 from ..config import Course
 from ..engine.overruns import Overruns
 from ..engine.run import Scope, grade_staged, name_cells
 from ..i18n import _, in_course_language
+from ..intake.staging import stage
 from ..isolation import require_isolation
 from ..reports.terminal import check_progress, print_check
 from . import graded_in_chosen_language

@@ -20,10 +20,10 @@ from rich.console import Console
 from ..batch.batch import BatchOptions, grade_many
 from ..batch.canary import run_canary
 from ..batch.cluster import connect
-from ..batch.staging import submission_name
 from ..config import Course
 from ..engine.digest import course_digest
 from ..errors import SubmissionError
+from ..intake.staging import submission_name
 from ..isolation import isolation_note, require_isolation
 from ..reports.terminal import print_grades
 from . import folder_to_write, graded_in_chosen_language, refuse_release

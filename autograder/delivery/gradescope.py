@@ -24,7 +24,7 @@ for trying the bundle outside Gradescope). :func:`replay` does that:
 ``python -m autograder gradescope --run SUBMISSION [--zip autograder.zip] [--out DIR]`` lays out
 ``/autograder`` in ``DIR`` (kept) or a temporary folder (the bundle in ``source/``, the
 submission as Gradescope places uploads: files as they are, a zip unpacked by the code that
-reads every submission, :func:`autograder.batch.staging.unpack`, names with backslashes split
+reads every submission, :func:`autograder.intake.staging.unpack`, names with backslashes split
 into folders), runs
 ``run_autograder`` with this Python in place of ``setup.sh``'s venv, and checks
 ``results/results.json`` against Gradescope's format (``gradescope_results.schema.json``).
@@ -44,10 +44,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..batch.staging import unpack
 from ..config import Course
 from ..errors import GraderError
 from ..i18n import N_, _, in_course_language
+from ..intake.staging import unpack
 from .shipping import grading_copy, lock_files, new_folder, written_in_place
 
 SCHEMA = Path(__file__).with_name("gradescope_results.schema.json")

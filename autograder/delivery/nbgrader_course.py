@@ -25,7 +25,7 @@ The task's "how this notebook works" and the grade cell's comment are the course
 ``nbgrader_howto`` and ``nbgrader_grade_cell``
 (:func:`~autograder.delivery.shipping.course_text`). All of it is in the course's
 ``language`` (:mod:`.translation`), and so is the grading copy's course file. Every code cell but the grade cell, in
-order, makes the exercise's module (:mod:`autograder.batch.notebook`);
+order, makes the exercise's module (:mod:`autograder.intake.notebook`);
 :class:`autograder.delivery.nbgrader_grade.SandboxGrade` grades that module with the engine.
 ``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so nbgrader never runs
 a student's notebook: student code runs only in the sandbox.
@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from ..batch.converting import notebook_module
 from ..config import Course, Exercise
 from ..errors import GraderError
+from ..intake.converting import notebook_module
 from .release import binds, build_release
 from .shipping import TEMPLATES, built_in_place, course_text, grading_copy, ship
 from .translation import engine_words, localize, markdown, module_source, points_text, title

@@ -3,7 +3,7 @@
 :class:`SandboxGrade` stands where nbgrader's ``Execute`` would: the notebook is never run.
 It stages the notebook as a submission, so that every code cell but the grade cell, in
 order and with IPython's syntax made plain Python, becomes the exercise module
-(:mod:`autograder.batch.notebook`); grades it in the course's grader process (a
+(:mod:`autograder.intake.notebook`); grades it in the course's grader process (a
 :class:`~autograder.batch.grader.GraderProcess`, the sandboxed engine, only that exercise's suite;
 one process serves every notebook of the run) and writes the outcome as the grade cell's
 output: the feedback as text, the score as the cell's result, which nbgrader's
@@ -59,11 +59,11 @@ from traitlets import Unicode
 from .. import bidi
 from ..batch.canary import run_canary
 from ..batch.grader import GraderProcess, Part
-from ..batch.notebook import MARK
-from ..batch.staging import stage
 from ..config import Course, load_course
 from ..errors import GraderError
 from ..i18n import in_course_language
+from ..intake.notebook import MARK
+from ..intake.staging import stage
 from ..isolation import isolation_note, require_isolation
 from ..results import Grade
 from .nbgrader_feedback import INDENT, LINES, feedback_text, read_line
@@ -221,7 +221,7 @@ def _embedded_images_only(tag: str, attribute: str, value: str) -> str | None:
 class SeparateCopies(NbGraderPreprocessor):
     """nbgrader's ``DeduplicateIds``, done so that autograding goes on (nbgrader#1083): of the
     cells that share an nbgrader id (a copied answer cell), the last keeps it; the others
-    become plain code cells, marked so that :mod:`autograder.batch.notebook` still names them in the
+    become plain code cells, marked so that :mod:`autograder.intake.notebook` still names them in the
     student's feedback. (``DeduplicateIds`` leaves them an empty ``nbgrader`` entry, which
     ``CheckCellMetadata`` then refuses as an old metadata format, stopping the autograde.)"""
 

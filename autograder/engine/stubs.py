@@ -17,7 +17,7 @@ answered "not implemented yet" without a worker (:class:`~autograder.engine.sess
 as a worker would answer it.
 
 Reading the source is parsing untrusted bytes, which the grader never does: staging reads the
-stubs in the limited helper (:mod:`autograder.batch.intake`) and keeps their signatures as plain
+stubs in the limited helper (:mod:`autograder.intake.reading`) and keeps their signatures as plain
 data in :data:`STUBS` beside the staged package (:func:`stubs_to_json`), where a grading finds
 them (:func:`staged_stubs`). A submission staged without them has none, and grades the same.
 

@@ -68,7 +68,7 @@ def confine(config):
 
 
 class NotebookShell:
-    """What ``get_ipython()`` gives a module made from a notebook (:mod:`autograder.batch.notebook`
+    """What ``get_ipython()`` gives a module made from a notebook (:mod:`autograder.intake.notebook`
     turns ``%magic`` and ``!command`` into calls on it): every magic and shell command does
     nothing, except that the body of a timing or capturing cell magic (``%%time``) still runs,
     since the definitions in it are the student's answer."""

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...batch.batch import safe_names
-from ...batch.staging import SubmissionError, stage, submission_name
 from ...config import Course
 from ...errors import GraderError
+from ...intake.staging import SubmissionError, stage, submission_name
 from ...results import Grade
 
 

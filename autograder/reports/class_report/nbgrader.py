@@ -11,7 +11,7 @@ After ``nbgrader autograde``, what the course folder knows of each student is:
   with its points, and for a failed one its reason and counterexample; the hidden properties
   as one count. No ``results.json`` is left behind: the engine grades in a scratch folder;
 - ``submitted/<student>/<exercise>/<exercise>.ipynb``, the notebook the student handed in, whose
-  code cells make the module that was graded (:mod:`autograder.batch.notebook`, converted in the
+  code cells make the module that was graded (:mod:`autograder.intake.notebook`, converted in the
   limited helper), for code similarity;
   ``release/`` holds the notebooks as handed out, which count as boilerplate.
 
@@ -27,11 +27,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
-from ...batch.converting import notebook_modules
-from ...batch.notebook import NotebookError
 from ...config import Course
 from ...delivery.nbgrader_feedback import read_feedback
 from ...errors import GraderError
+from ...intake.converting import notebook_modules
+from ...intake.notebook import NotebookError
 from ...results import Grade, PropertyResult
 from .load import Batch, Entry, boilerplate_sources
 

@@ -12,8 +12,8 @@ nbgrader ``grade_id`` (a copied answer cell) are both graded, in order, and name
 :mod:`autograder.engine.cells`), so that feedback names the cell.
 
 Converting a notebook is work on untrusted input: it runs only in the limited helper
-(:mod:`autograder.isolation.helper`), for staging (:mod:`autograder.batch.intake`) and for
-:mod:`autograder.batch.converting`, and within a budget of the characters IPython's passes may
+(:mod:`autograder.isolation.helper`), for staging (:mod:`autograder.intake.reading`) and for
+:mod:`autograder.intake.converting`, and within a budget of the characters IPython's passes may
 read, which stops a crafted cell deterministically. So it imports the standard library only, and
 IPython where it converts.
 """

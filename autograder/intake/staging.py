@@ -3,10 +3,10 @@
 A submission holds the course's package folder (``exercises/``), or the exercise modules
 directly at its top (a zip may wrap either in one folder); a single ``.py`` or ``.ipynb``
 file is a submission too. An exercise may come as a notebook, ``<module>.ipynb``: its code
-cells become ``<module>.py`` (:mod:`autograder.batch.notebook`), and where each line came from is
+cells become ``<module>.py`` (:mod:`autograder.intake.notebook`), and where each line came from is
 kept in ``NOTEBOOKS`` beside the package, so that feedback names the notebook's cells.
 :func:`stage` has the submission read into a fresh folder as ``<package>/...`` by the limited
-helper (:mod:`autograder.batch.intake`, which says what is read and what refused), keeps the
+helper (:mod:`autograder.intake.reading`, which says what is read and what refused), keeps the
 sure stubs it found beside the package (:data:`~autograder.engine.stubs.STUBS`), adds the
 course's provided files where the student left them out, and hashes the result, so both layouts
 grade the same and an unchanged submission is recognised. Nothing of the submission is parsed
@@ -35,7 +35,7 @@ from ..engine.cells import NOTEBOOKS, CellMap
 from ..engine.stubs import STUBS, stubs_from_json
 from ..errors import SubmissionError
 from ..isolation import HelperLimits, OverLimits, run_helper
-from .intake import LOOSE, MAX_BYTES, MAX_ENTRIES, MAX_FILES, write
+from .reading import LOOSE, MAX_BYTES, MAX_ENTRIES, MAX_FILES, write
 
 __all__ = ["LOOSE", "MAX_ENTRIES", "MAX_FILES", "Staged", "SubmissionError", "stage", "stage_many", "submission_name",
            "unpack"]
@@ -107,10 +107,10 @@ def stage_many(course: Course, paths: list[Path], jobs: int) -> list[Staged | Su
 
 def _read(course: Course, path: Path, root: Path) -> tuple[list[str], dict, dict]:
     """What the helper found reading ``path`` into ``root``: notes, line maps and stubs, each
-    checked to be what :func:`~autograder.batch.intake.read_submission` answers."""
+    checked to be what :func:`~autograder.intake.reading.read_submission` answers."""
     request = {"path": str(path), "root": str(root), "package": course.package, "language": course.language,
                "modules": [exercise.module for exercise in course.exercises]}
-    answer = _helped("autograder.batch.intake:read_submission", request, path, root)
+    answer = _helped("autograder.intake.reading:read_submission", request, path, root)
     try:
         notes = [str(note) for note in answer["notes"]]
         notebooks = {str(module): CellMap.from_json(data).to_json() for module, data in answer["notebooks"].items()}
@@ -136,7 +136,7 @@ def unpack(path: Path, out: Path) -> list[str]:
     """Write the files of the submission at ``path`` under ``out`` (made here) as they are, a zip
     unpacked, read as :func:`stage` reads them; return the notes on what was skipped."""
     out.mkdir(parents=True)
-    answer = _helped("autograder.batch.intake:unpack_submission", {"path": str(path), "out": str(out)}, path, out)
+    answer = _helped("autograder.intake.reading:unpack_submission", {"path": str(path), "out": str(out)}, path, out)
     return [str(note) for note in answer.get("notes", [])]
 
 

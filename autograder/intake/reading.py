@@ -1,10 +1,10 @@
 """Taking a submission in: the work on its untrusted bytes, done in the limited helper only.
 
-:func:`read_submission` is a task of :mod:`autograder.isolation.helper`: :mod:`autograder.batch.staging`
+:func:`read_submission` is a task of :mod:`autograder.isolation.helper`: :mod:`autograder.intake.staging`
 runs it in a process with limits on its CPU time, memory and files, confined to reading the
 submission and writing its staging folder, never in the grader. It reads the submission (a
 folder, a zip, a loose ``.py`` or ``.ipynb``), finds the package in it, turns each exercise
-notebook into its module (:mod:`autograder.batch.notebook`), writes the files under the staging
+notebook into its module (:mod:`autograder.intake.notebook`), writes the files under the staging
 folder, and reads each exercise module's sure stubs (:mod:`autograder.engine.stubs`); it answers
 plain data: the notes for the student, the notebooks' line maps and the stubs' signatures, or why
 the submission was refused. :func:`unpack_submission`, for Gradescope's stand-in, writes a

@@ -3,10 +3,10 @@
 IPython reads a cell again for each piece of its syntax it replaces, so a crafted cell costs it
 time that grows with the square of its size. :func:`notebook_modules` converts notebooks in a
 limited helper (:mod:`autograder.isolation.helper`), each within a budget of
-:data:`~autograder.batch.intake.NOTEBOOK_CHARS` characters that IPython's passes may read (a
+:data:`~autograder.intake.reading.NOTEBOOK_CHARS` characters that IPython's passes may read (a
 deterministic stop, about 6 s here), all within the helper's limits; one that goes past either is
-a :class:`~autograder.batch.notebook.NotebookError`. Staging converts a submission's notebooks in
-its own helper (:mod:`autograder.batch.intake`), with the same code and budget.
+a :class:`~autograder.intake.notebook.NotebookError`. Staging converts a submission's notebooks in
+its own helper (:mod:`autograder.intake.reading`), with the same code and budget.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..isolation import OverLimits, run_helper
-from .intake import NOTEBOOK_CHARS
 from .notebook import NotebookError, NotebookModule
+from .reading import NOTEBOOK_CHARS
 
 
 def notebook_modules(paths: list[Path]) -> list[NotebookModule | NotebookError]:
     """The module each notebook at ``paths`` makes, or why it makes none, converted in one
     limited helper: a student's notebooks share its start."""
     try:
-        answers = run_helper("autograder.batch.notebook:converted_files",
+        answers = run_helper("autograder.intake.notebook:converted_files",
                              {"paths": [str(path) for path in paths], "budget": NOTEBOOK_CHARS}, read=paths)
     except OverLimits as error:
         return [NotebookError(f"converting it to Python went past its limits ({error})")] * len(paths)
