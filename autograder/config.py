@@ -149,7 +149,7 @@ class Delivery(_Strict):
     fetch: str | None = None  # the command a student runs to fetch the data the exercises read
     templates: Templates = Templates()  # course text of its own in place of the engine's
     # a folder of one folder per language (fa/): the titles and the package's docstrings in
-    # that language (autograder.delivery.translation), which a channel ships in their place
+    # that language (autograder.translation), which a channel ships in their place
     translations: str | None = None
 
 

@@ -10,7 +10,7 @@ Two relations are layered on it, each where it is used, and ``tests/test_equalit
 - :func:`identical` (a recorded example comes back exactly, :mod:`autograder.engine.replay`) holds
   only where :func:`same` holds, and also asks for the same classes, float bits, orders and
   sharing;
-- a locked case's ``canonical`` bytes (:mod:`autograder.authoring.locked.hashing`) are equal for
+- a locked case's ``canonical`` bytes (:mod:`autograder.locked.hashing`) are equal for
   values that cross the sandbox exactly where :func:`same` holds, floats to 10 significant digits.
 """
 

@@ -1,13 +1,14 @@
 """The engine's layout holds: imports go one way, between layers and inside them, with nothing hidden.
 
 The layers, lowest first: ``isolation`` (start, confine and talk to a worker; its ``inside/`` is
-copied into every worker), ``engine`` (one submission in one grader process), ``intake``
-(taking a submission in), ``batch`` (many submissions), then ``reports``, ``authoring`` and
-``delivery`` side by side, then the command line (``cli`` and ``commands``). Every layer may use
-the shared modules (``config``, ``errors``, ``results``, ``suite``, ``equality``, ``internals``,
-``i18n``, ``bidi``, ``suite_texts``, ``signatures``, ``input_rules`` and the package's
-``__version__``), which use nothing else. Read from the source (nothing is imported), so a
-circle hidden in a function shows too.
+copied into every worker), ``engine`` (one submission in one grader process), ``intake`` (taking
+a submission in) and ``locked`` (the known-answer cases) side by side, ``batch`` (many
+submissions), then ``reports``, ``authoring`` and ``delivery`` side by side, then the command
+line (``cli`` and ``commands``). Every layer may use the shared modules (``config``, ``errors``,
+``results``, ``suite``, ``equality``, ``internals``, ``i18n``, ``bidi``, ``suite_texts``,
+``signatures``, ``input_rules``, ``translation`` and the package's ``__version__``), which use
+nothing else. Read from the source (nothing is imported), so a circle hidden in a function
+shows too.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ PACKAGE = ROOT / "autograder"
 INSIDE = PACKAGE / "isolation" / "inside"
 SHARED = {"autograder", "autograder.config", "autograder.errors", "autograder.results", "autograder.suite",
           "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi",
-          "autograder.suite_texts", "autograder.signatures", "autograder.input_rules"}
-LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.intake",), ("autograder.batch",),
+          "autograder.suite_texts", "autograder.signatures", "autograder.input_rules", "autograder.translation"}
+LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.intake", "autograder.locked"),
+          ("autograder.batch",),
           ("autograder.reports", "autograder.authoring", "autograder.delivery"),
           ("autograder.cli", "autograder.commands", "autograder.__main__")]
 PRIVATE_HOMES = {"autograder.internals": "hypothesis", "autograder.isolation.inside.cpython": "CPython"}
@@ -242,4 +244,13 @@ def test_outside_the_sandbox_only_what_its_package_exports_is_imported(modules):
     found = [f"{m.name}:{line} imports {target}" for m in modules.values()
              if not m.name.startswith("autograder.isolation")
              for target, line in m.imports.items() if target.startswith("autograder.isolation.")]
+    assert found == []
+
+
+def test_what_students_and_channels_run_imports_no_authoring_tool(modules):
+    """``authoring`` is the course author's (mutation testing, bench, a new exercise): the student's
+    ``check`` and the delivery channels use none of it."""
+    found = [f"{m.name}:{line} imports {target}" for m in modules.values()
+             if m.name == "autograder.commands.check" or m.name.startswith("autograder.delivery")
+             for target, line in m.imports.items() if target.startswith("autograder.authoring")]
     assert found == []

@@ -21,13 +21,13 @@ from rich.console import Console
 from autograder import bidi
 from autograder.config import load_course
 from autograder.delivery.release import student_readme
-from autograder.delivery.translation import module_source, title
 from autograder.engine.report import feedback_markdown
 from autograder.engine.run import grade_staged
 from autograder.i18n import LOCALE_DIR
 from autograder.intake.staging import stage
 from autograder.reports.terminal import print_check
 from autograder.results import Grade
+from autograder.translation import module_source, title
 from tests.conftest import ROOT
 
 ENGLISH = load_course(ROOT / "course.yaml")

@@ -16,10 +16,10 @@ import csv
 import pytest
 
 from autograder import suite_texts
-from autograder.authoring.locked.cases import load_cases
 from autograder.config import LANGUAGES, load_course
 from autograder.delivery.release import suite_points
-from autograder.delivery.translation import module_source, title
+from autograder.locked.cases import load_cases
+from autograder.translation import module_source, title
 from tests.conftest import autograder
 
 

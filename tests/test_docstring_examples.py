@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring.locked.cases import load_cases
-from autograder.authoring.locked.seal import reference_support
 from autograder.config import load_course
-from autograder.delivery.translation import module_source
 from autograder.engine.examples import Claim, agrees, run_examples, shown_value
 from autograder.engine.run import on_path
+from autograder.locked.cases import load_cases
+from autograder.locked.seal import reference_support
 from autograder.signatures import Example, docstring_examples, normalized, read_examples, stub_path
+from autograder.translation import module_source
 from tests.conftest import ROOT
 
 COURSE = load_course(ROOT / "course.yaml")

@@ -9,9 +9,9 @@ from collections import namedtuple
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.authoring.locked.hashing import canonical
 from autograder.equality import identical, same
 from autograder.isolation.inside import codec
+from autograder.locked.hashing import canonical
 
 
 def equal_leaves() -> st.SearchStrategy[tuple[object, object, bool]]:

@@ -17,16 +17,16 @@ import pytest
 import yaml
 
 from autograder import STUDENT_COMMAND
-from autograder.authoring.locked.run import check_locked
 from autograder.bidi import has_prose
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
 from autograder.delivery.nbgrader_course import build_nbgrader_course
-from autograder.delivery.translation import module_source, title
 from autograder.engine.report import write_reports
 from autograder.engine.run import Scope, grade_staged, name_cells
 from autograder.intake.staging import stage
+from autograder.locked.run import check_locked
 from autograder.results import split_feedback
+from autograder.translation import module_source, title
 from tests.conftest import ROOT, autograder, leaks
 from tests.persian import english_prose
 from tests.test_class_report import chromium, screenshot

@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from autograder.authoring.locked.attack import BUDGET, _curves, _Inputs, _space, _splits, attack, attack_spaces
-from autograder.authoring.locked.cases import load_cases
-from autograder.authoring.locked.hashing import canonical, digest
-from autograder.authoring.locked.run import run_case
-from autograder.authoring.locked.seal import reference_support, seal
 from autograder.config import load_course
 from autograder.engine.run import on_path
+from autograder.locked.attack import BUDGET, _curves, _Inputs, _space, _splits, attack, attack_spaces
+from autograder.locked.cases import load_cases
+from autograder.locked.hashing import canonical, digest
+from autograder.locked.run import run_case
+from autograder.locked.seal import reference_support, seal
 from tests.conftest import ROOT
 
 

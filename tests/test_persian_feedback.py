@@ -20,7 +20,6 @@ from autograder.delivery.gradescope import _why
 from autograder.delivery.nbgrader_feedback import feedback_text, read_feedback
 from autograder.delivery.nbgrader_grade import clean, right_to_left
 from autograder.delivery.shipping import TEMPLATES
-from autograder.delivery.translation import engine_words, title
 from autograder.engine.feedback import hidden_reason, property_feedback
 from autograder.engine.report import feedback_markdown
 from autograder.engine.session import not_implemented
@@ -30,6 +29,7 @@ from autograder.intake.staging import stage
 from autograder.reports.terminal import print_check
 from autograder.results import LOCKED_PREFIX, Grade, PropertyResult
 from autograder.suite import expect_equal
+from autograder.translation import engine_words, title
 from tests.conftest import ROOT
 
 L, F, P = bidi.LRI, bidi.FSI, bidi.PDI  # a value isolated left to right, by its first letter, and the end

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.authoring.locked.attack import BUDGET, Space
-from autograder.authoring.locked.cases import load_cases
-from autograder.authoring.locked.hashing import canonical, digest
-from autograder.authoring.locked.seal import seal, split
 from autograder.config import load_course
 from autograder.delivery import nbgrader_course
 from autograder.delivery import release as release_module
 from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
+from autograder.locked.attack import BUDGET, Space
+from autograder.locked.cases import load_cases
+from autograder.locked.hashing import canonical, digest
+from autograder.locked.seal import seal, split
 from tests.conftest import ROOT, autograder, hidden_properties, leaks, solution_lines
 from tokcourse import assets
 

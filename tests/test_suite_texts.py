@@ -10,14 +10,14 @@ import pytest
 import yaml
 
 from autograder import bidi, suite_texts
-from autograder.authoring.locked.cases import load_cases
-from autograder.authoring.locked.run import check_locked
 from autograder.config import load_course
 from autograder.delivery.release import build_release
 from autograder.engine.feedback import description
 from autograder.engine.report import feedback_markdown, shown_name
 from autograder.errors import GraderError
 from autograder.i18n import speaking
+from autograder.locked.cases import load_cases
+from autograder.locked.run import check_locked
 from autograder.results import LOCKED_PREFIX, Grade, PropertyResult
 from tests.conftest import ROOT, hidden_properties, leaks
 

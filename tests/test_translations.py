@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from autograder.config import load_course
-from autograder.delivery.translation import (
+from autograder.errors import GraderError
+from autograder.translation import (
     ADDITIONS,
     docstrings,
     documented,
@@ -25,7 +26,6 @@ from autograder.delivery.translation import (
     translate,
     written,
 )
-from autograder.errors import GraderError
 from tests.conftest import ROOT
 
 COURSE = load_course(ROOT / "course.yaml")

@@ -30,8 +30,8 @@ from pathlib import Path
 import yaml
 
 from ..config import IDENTIFIER, LANGUAGES, Course, load_course
-from ..delivery.translation import docstrings
 from ..errors import GraderError
+from ..translation import docstrings
 
 TO_TRANSLATE = "# to translate: the English text until then"  # above every placeholder of another language
 
@@ -110,7 +110,7 @@ def _docstring_texts(course: Course, new: NewExercise) -> str:
     """A language's file of the stub's docstrings, each the English one under a comment."""
     english = docstrings(STUB.format(title=new.title))
     header = (f"# The docstrings of {course.package}/{new.module}.py in this language, written by "
-              "`autograder new-exercise`\n# (autograder/delivery/translation.py says how this file is read).\n")
+              "`autograder new-exercise`\n# (autograder/translation.py says how this file is read).\n")
     return header + "".join(f"{TO_TRANSLATE}\n{_block({key: text})}" for key, text in english.items())
 
 

@@ -10,8 +10,8 @@ import argparse
 from pathlib import Path
 
 from ..config import Course
-from ..delivery.translation import in_its_language
 from ..errors import GraderError
+from ..translation import in_its_language
 
 
 def refuse_release(course: Course) -> None:

@@ -14,13 +14,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..authoring.locked.run import check_locked
 from ..config import Course
 from ..engine.overruns import Overruns
 from ..engine.run import Scope, grade_staged, name_cells
 from ..i18n import _, in_course_language
 from ..intake.staging import stage
 from ..isolation import require_isolation
+from ..locked.run import check_locked
 from ..reports.terminal import check_progress, print_check
 from . import graded_in_chosen_language
 

@@ -43,9 +43,9 @@ from typing import TypeGuard
 from ..config import Course, Exercise
 from ..errors import GraderError
 from ..intake.converting import notebook_module
+from ..translation import engine_words, localize, markdown, module_source, points_text, title
 from .release import binds, build_release
 from .shipping import TEMPLATES, built_in_place, course_text, grading_copy, ship
-from .translation import engine_words, localize, markdown, module_source, points_text, title
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE"

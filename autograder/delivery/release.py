@@ -8,7 +8,7 @@
 - each suite with only its *public, reference-free* properties: a hidden property is removed,
   and so is a public one that compares with the reference solutions, since the release has
   none; what those compared is covered by the locked known-answer cases instead;
-- the locked cases, sealed (:func:`autograder.authoring.locked.seal.seal`: salted hashes, no answers);
+- the locked cases, sealed (:func:`autograder.locked.seal.seal`: salted hashes, no answers);
 - ``course.yaml`` without ``solutions`` and ``samples``: a course without solutions is a
   release, where the engine allows a suite's points to fall short of its exercise's and
   ``check`` also runs the locked cases;
@@ -21,7 +21,7 @@
   the sandbox's ``env`` (``{root}`` read as the release folder) says where the fetched files
   are looked for.
 
-All of it is in the course's ``language`` (:mod:`.translation`): the package's docstrings,
+All of it is in the course's ``language`` (:mod:`autograder.translation`): the package's docstrings,
 the titles and the README; ``course.yaml`` records the language.
 """
 
@@ -36,9 +36,10 @@ from typing import TypeGuard
 import yaml
 
 from .. import STUDENT_COMMAND, VENV_PYTHON, suite_texts
-from ..authoring.locked.seal import seal
 from ..config import Course, load_course
 from ..errors import GraderError
+from ..locked.seal import seal
+from ..translation import localize, markdown, points_text, title
 from .shipping import (
     ENGINE_DIR,
     built_in_place,
@@ -50,7 +51,6 @@ from .shipping import (
     ship_engine,
     template,
 )
-from .translation import localize, markdown, points_text, title
 
 HIDDEN_MARK = "pytest.mark.hidden"
 REFERENCE_FIXTURE = "reference"

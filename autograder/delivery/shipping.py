@@ -24,7 +24,7 @@ import yaml
 
 from ..config import Course
 from ..errors import GraderError
-from .translation import localize, titled
+from ..translation import localize, titled
 
 ENGINE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -16,9 +16,9 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from ...config import Course
-from ...engine.run import on_path
-from ...errors import GraderError
+from ..config import Course
+from ..engine.run import on_path
+from ..errors import GraderError
 from .attack import BUDGET, Space, attack, attack_spaces
 from .cases import load_cases
 from .hashing import digest

@@ -35,10 +35,10 @@ from typing import TypeGuard
 
 import yaml
 
-from .. import bidi
-from ..config import Course, Exercise
-from ..errors import GraderError
-from ..i18n import _, in_course_language
+from . import bidi
+from .config import Course, Exercise
+from .errors import GraderError
+from .i18n import _, in_course_language
 
 MODULE = "__module__"  # the key of a module's own docstring
 ADDITIONS = "__additions__"  # the key of what the texts quote beyond the English

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from ...isolation import codec
+from ..isolation import codec
 
 FLOAT_DIGITS = 10
 

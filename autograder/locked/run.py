@@ -13,15 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ... import bidi, suite_texts
-from ...config import Course
-from ...delivery.translation import shipped_source
-from ...engine.feedback import is_blocked
-from ...engine.overruns import Overruns
-from ...engine.session import MissingName, open_session
-from ...errors import GraderError, SandboxFailure, StudentError
-from ...i18n import _, in_course_language, ngettext
-from ...results import LOCKED_PREFIX, PropertyResult
+from .. import bidi, suite_texts
+from ..config import Course
+from ..engine.feedback import is_blocked
+from ..engine.overruns import Overruns
+from ..engine.session import MissingName, open_session
+from ..errors import GraderError, SandboxFailure, StudentError
+from ..i18n import _, in_course_language, ngettext
+from ..results import LOCKED_PREFIX, PropertyResult
+from ..translation import shipped_source
 from .cases import Case, SealedPart, Step, literal, load_cases
 from .hashing import digest
 

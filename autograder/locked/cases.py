@@ -31,8 +31,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...config import Course, CourseConfigError
-from ...i18n import _
+from ..config import Course, CourseConfigError
+from ..i18n import _
 
 WRAPPERS = frozenset({"dict", "list", "tuple", "set", "sorted", "len", "str"})
 
