@@ -39,7 +39,6 @@ COMMANDS = {  # the module that runs each command, imported when the command is 
     "mutate": "autograder.commands.mutate",
     "new-exercise": "autograder.commands.new_exercise",
     "report": "autograder.commands.report",
-    "grade-serve": "autograder.commands.serve",
 }
 
 # the commands that take the course whole: it is checked whole first (config.check_course); those
@@ -82,9 +81,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     _grading(commands)
     _delivery(commands)
     _authoring(commands)
-    serve = commands.add_parser("grade-serve")  # internal: a grader process (batch/grader.py's GraderProcess)
-    serve.add_argument("--core", type=int, help="the one core it and its workers run on")
-    _language_option(serve)
     return parser
 
 

@@ -18,7 +18,7 @@ was cut: student code decides how long its messages are.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from .config import Course, Limits
 from .i18n import N_, _, every_language, speaking
@@ -138,6 +138,17 @@ class Grade:
             texts.append(text)
         results = tuple(replace(r, output=output) for r, output in zip(self.results, texts[1:], strict=False))
         return replace(self, results=results, notes=(texts[0],))
+
+    def to_plain(self) -> dict:
+        """This grade as plain data (JSON), as a grader process answers it (:meth:`from_plain`)."""
+        return {"results": [asdict(result) for result in self.results], "notes": list(self.notes),
+                "seconds": self.seconds}
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> Grade:
+        """The grade :meth:`to_plain` made plain."""
+        return cls(tuple(PropertyResult(**result) for result in plain["results"]), tuple(plain["notes"]),
+                   plain["seconds"])
 
     def to_gradescope(self, course: Course) -> dict:
         """Gradescope's ``results.json`` document, capped to ``course``'s limits."""

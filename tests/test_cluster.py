@@ -134,7 +134,7 @@ def test_a_killed_worker_loses_no_grade_and_grades_match_a_local_run(batch, clus
                               env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200",  # with no sandbox:
                                    "AUTOGRADER_LAYERS": ""})  # it runs no student code
     deadline = time.monotonic() + 300
-    while not any("grade-serve" in c for c in descendants(victim.pid)):  # the victim is grading one now
+    while not any("autograder.batch.serve" in c for c in descendants(victim.pid)):  # the victim is grading one now
         assert time.monotonic() < deadline and remote.poll() is None, "worker a never started a grading"
         time.sleep(0.05)
     os.killpg(victim.pid, signal.SIGKILL)

@@ -340,7 +340,8 @@ def test_every_command_with_jobs_refuses_fewer_than_one(tmp_path, jobs):
     with_jobs = {name for name, command in commands.items()
                  if any("--jobs" in action.option_strings for action in command._actions)}
     arguments = {"grade": [str(ROOT / "samples" / "partly_wrong"), "--out", str(tmp_path / "grades")],
-                 "demo": ["--out", str(tmp_path / "demo")], "mutate": ["ex1_merge_tracing"]}
+                 "demo": ["--out", str(tmp_path / "demo")], "mutate": ["ex1_merge_tracing"],
+                 "nbgrader-autograde": [str(tmp_path / "nbcourse")]}
     assert with_jobs == set(arguments), "a new command with --jobs: add it here"
     for name, given in arguments.items():
         run = autograder(name, *given, "--jobs", jobs, cwd=tmp_path)

@@ -1,11 +1,11 @@
 """Grader processes: where a batch's submissions are graded, one after another, never in the batch itself.
 
-A :class:`GraderProcess` is ``python -m autograder grade-serve`` (its loop is
-:mod:`autograder.commands.serve`): it imports the suites and the solutions, which the batch's
-process never does, and grades each staged submission it is handed into that submission's report
-folder, answering one line. A :class:`GraderPool` keeps one per grading thread of a batch. The
-requests are JSON lines of a :class:`Part`, the answers ``graded``, or nothing from a process
-that failed or died, whose log is then kept.
+A :class:`GraderProcess` is ``python -m autograder.batch.serve`` (:mod:`autograder.batch.serve`):
+it imports the suites and the solutions, which the batch's process never does, and grades each
+staged submission it is handed into that submission's report folder. A :class:`GraderPool`
+keeps one per grading thread of a batch. A request is a :class:`Request` on one JSON line, the
+answer the :class:`~autograder.results.Grade` on one line, or nothing from a process that
+failed or died, whose log is then kept.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Course
-from ..engine.report import read_results
 from ..intake.staging import Staged
 from ..isolation import cache_home, keyed_folder
 from ..results import Grade
@@ -47,6 +46,32 @@ class Part:
 
 
 WHOLE = Part()  # every property of every exercise
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a grader process is asked: ``part`` of the grading of the submission staged in
+    ``staged`` (with staging's ``notes``), its reports written into ``out`` for ``name``."""
+
+    staged: Path
+    out: Path
+    name: str
+    notes: tuple[str, ...]
+    part: Part = WHOLE
+
+    def to_plain(self) -> dict:
+        """The request as plain data (JSON), as it goes to the grader process (:meth:`from_plain`)."""
+        part = self.part
+        return {"staged": str(self.staged), "out": str(self.out), "name": self.name, "notes": list(self.notes),
+                "exercises": part.exercises, "began": part.began, "public_only": part.public_only,
+                "after": None if part.after is None else str(part.after)}
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> Request:
+        """The request :meth:`to_plain` made plain."""
+        part = Part(plain["exercises"], plain["began"], plain["public_only"],
+                    None if plain["after"] is None else Path(plain["after"]))
+        return cls(Path(plain["staged"]), Path(plain["out"]), plain["name"], tuple(plain["notes"]), part)
 
 
 def hypothesis_storage(fallback: str) -> str:
@@ -123,7 +148,7 @@ class GraderPool:
 
 
 class GraderProcess:
-    """A grader process (``python -m autograder grade-serve``) that grades staged submissions
+    """A grader process (``python -m autograder.batch.serve``) that grades staged submissions
     one after another, each into its report folder, until it is closed.
 
     Student code never runs in it, and a grading leaves nothing that decides the next one: each
@@ -153,9 +178,7 @@ class GraderProcess:
         """Grade ``part`` of ``staged``'s grading into ``folder``; ``(grade, seconds, problem)``."""
         folder.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        request = {"staged": str(staged.root), "out": str(folder), "name": name, "notes": staged.notes,
-                   "exercises": list(part.exercises or ()), "began": part.began, "public_only": part.public_only,
-                   "after": None if part.after is None else str(part.after)}
+        request = Request(staged.root, folder, name, tuple(staged.notes), part).to_plain()
         if self.process is not None and self.process.poll() is not None:  # it died between gradings
             self.close()
         try:
@@ -167,11 +190,13 @@ class GraderProcess:
         except (OSError, TimeoutError) as error:
             answer = "timeout" if isinstance(error, TimeoutError) else "no answer"
         seconds = time.monotonic() - started
-        if answer == "graded" and (folder / "results.json").is_file():
-            return read_results(folder), seconds, ""
+        try:
+            return Grade.from_plain(json.loads(answer)), seconds, ""
+        except (ValueError, TypeError, KeyError):
+            pass
         self._keep_log(folder / "grader.log")
         self.close()
-        return None, seconds, f"grader failed ({answer}), see {name}/grader.log"
+        return None, seconds, f"grader failed ({answer[:200]}), see {name}/grader.log"
 
     def close(self) -> None:
         if self.process is not None:
@@ -194,8 +219,8 @@ class GraderProcess:
         with open(Path(scratch) / "grader.log", "wb") as log:
             core = [] if self.core is None else ["--core", str(self.core)]  # it keeps to it before any worker starts
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "autograder", "--course", str(self.course.file), "grade-serve",
-                 "--lang", self.course.language, *core],
+                [sys.executable, "-m", "autograder.batch.serve", str(self.course.file), "--lang", self.course.language,
+                 *core],
                 cwd=scratch, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         return self.process
 

@@ -3,7 +3,7 @@
 :func:`run_suites` runs the suites of the course's exercises on a submission's folder, with
 :class:`~autograder.engine.plugin.GradingPlugin` registered, and returns a result per property;
 :func:`grade_staged` makes of those a :class:`~autograder.results.Grade` with its notes. This is
-what a grader process does for each submission it is handed (``grade-serve``), and what ``check``
+what a grader process does for each submission it is handed (:mod:`autograder.batch.serve`), and what ``check``
 does for the student's own work.
 """
 
