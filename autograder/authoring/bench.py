@@ -41,7 +41,7 @@ from rich.table import Table
 from ..batch.batch import BatchOptions, grade_many
 from ..batch.cluster import connect
 from ..batch.cluster_tls import CA, CERTIFICATE, KEY, make_certificates, security
-from ..batch.grader import ENGINE_HOME, hypothesis_storage
+from ..batch.grader import ENGINE_HOME, grader_environment
 from ..config import Course
 from ..delivery.nbgrader_class import autograde_class
 from ..delivery.nbgrader_course import build_nbgrader_course
@@ -295,8 +295,7 @@ def _check_one(course: Course, out: Path) -> float:
 def _apart(course: Course, figure: str) -> float:
     """``bench.<figure>(course)`` (:func:`overhead_ratio`, :func:`requests_per_grading`) in a process
     started as a grader process is (the same hash seed, so its requests are those recorded)."""
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ENGINE_HOME),
-           "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(tempfile.gettempdir())}
+    env = grader_environment(tempfile.gettempdir())
     code = ("import sys; from autograder import config; from autograder.authoring import bench; "
             "print(getattr(bench, sys.argv[2])(config.load_course(sys.argv[1])))")
     run = subprocess.run([sys.executable, "-c", code, str(course.file), figure], env=env, check=True,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -31,7 +30,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..batch.grader import ENGINE_HOME, grader_seconds, hypothesis_storage
+from ..batch.grader import grader_environment, grader_seconds
 from ..config import Course, CourseConfigError, load_course
 from ..engine.run import run_suites
 from ..errors import GraderError, SandboxFailure
@@ -252,9 +251,7 @@ class _Copies:
         command = [sys.executable, "-m", "autograder.authoring.mutate", str(self.course.file), str(root), module]
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="grader-", dir=self.scratch) as home:
-            env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(home),
-                   "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(
-                       os.pathsep)}
+            env = grader_environment(home)
             try:
                 done = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=seconds,
                                       start_new_session=True)

@@ -99,6 +99,16 @@ def compiled_code(fallback: str) -> str:
     return str(folder) if folder is not None else os.path.join(fallback, "compiled")
 
 
+def grader_environment(scratch: str) -> dict[str, str]:
+    """The environment of a process that grades as a grader process does (a grader process, a
+    mutant's, bench's), whose scratch folder is ``scratch``: this one's, with the hash seed the
+    examples were recorded under, hypothesis's and the compiled code's folders, and the engine
+    importable."""
+    return {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
+            "PYTHONPYCACHEPREFIX": compiled_code(scratch),
+            "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+
+
 def lane_core(lane: int) -> int:
     """The core of the ``lane``-th grader process of a batch: the ``lane``-th of those this process
     may run on, round again when there are more lanes than cores."""
@@ -213,9 +223,7 @@ class GraderProcess:
     def _start(self) -> subprocess.Popen:
         self.scratch = tempfile.TemporaryDirectory(prefix="autograder-grader-")
         scratch = self.scratch.name
-        env = {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
-               "PYTHONPYCACHEPREFIX": compiled_code(scratch),
-               "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        env = grader_environment(scratch)
         with open(Path(scratch) / "grader.log", "wb") as log:
             core = [] if self.core is None else ["--core", str(self.core)]  # it keeps to it before any worker starts
             self.process = subprocess.Popen(
