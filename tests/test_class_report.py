@@ -26,7 +26,7 @@ import yaml
 
 from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
-from autograder.delivery.nbgrader_feedback import feedback_text, read_feedback
+from autograder.delivery.nbgrader.feedback import feedback_text, read_feedback
 from autograder.engine.report import write_reports
 from autograder.errors import GraderError
 from autograder.reports.class_report.load import load_batch

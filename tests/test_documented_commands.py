@@ -34,7 +34,7 @@ import pytest
 from nbgrader.utils import get_username
 
 from autograder.config import load_course
-from autograder.delivery.nbgrader_course import exercise_notebook
+from autograder.delivery.nbgrader.course import exercise_notebook
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]

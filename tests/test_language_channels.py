@@ -20,7 +20,7 @@ from autograder import STUDENT_COMMAND
 from autograder.bidi import has_prose
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
-from autograder.delivery.nbgrader_course import build_nbgrader_course
+from autograder.delivery.nbgrader.course import build_nbgrader_course
 from autograder.engine.report import write_reports
 from autograder.engine.run import Scope, grade_staged, name_cells
 from autograder.intake.staging import stage

@@ -292,7 +292,7 @@ def test_class_report_reads_nbgrader_s_gradebook(course, tmp_path):
 def test_one_grader_process_serves_every_notebook_of_a_run_whoever_s_it_is():
     """nbgrader hands over notebooks one after another, a student's or the class's: one grader
     process grades them all, so that neither a notebook nor a student pays for a start-up."""
-    from autograder.delivery import nbgrader_grade
+    from autograder.delivery.nbgrader import sandbox_grade as nbgrader_grade
 
     first = nbgrader_grade._grader(COURSE)
     first._start()

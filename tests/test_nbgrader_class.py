@@ -207,7 +207,7 @@ def workers(parent: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         try:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid == parent and b"nbgrader_worker.py" in (entry / "cmdline").read_bytes():
+            if ppid == parent and b"autograde_worker.py" in (entry / "cmdline").read_bytes():
                 found.append(int(entry.name))
         except (OSError, ValueError, IndexError):
             continue

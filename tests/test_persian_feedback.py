@@ -17,8 +17,9 @@ from wcwidth import wcswidth
 from autograder import bidi
 from autograder.config import load_course
 from autograder.delivery.gradescope import _why
-from autograder.delivery.nbgrader_feedback import feedback_text, read_feedback
-from autograder.delivery.nbgrader_grade import clean, right_to_left
+from autograder.delivery.nbgrader.feedback import feedback_text, read_feedback
+from autograder.delivery.nbgrader.feedback_page import right_to_left
+from autograder.delivery.nbgrader.sanitize_html import clean
 from autograder.delivery.shipping import TEMPLATES
 from autograder.engine.feedback import hidden_reason, property_feedback
 from autograder.engine.report import feedback_markdown

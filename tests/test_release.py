@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from autograder.config import load_course
-from autograder.delivery import nbgrader_course
 from autograder.delivery import release as release_module
+from autograder.delivery.nbgrader import course as nbgrader_course
 from autograder.delivery.release import public_suite
 from autograder.errors import GraderError
 from autograder.locked.attack import BUDGET, Space

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from autograder.config import load_course
-from autograder.delivery.nbgrader_feedback import feedback_text
+from autograder.delivery.nbgrader.feedback import feedback_text
 from autograder.results import Grade
 from tests.carriers import toy_course
 from tests.conftest import autograder

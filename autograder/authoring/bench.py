@@ -43,8 +43,8 @@ from ..batch.cluster import connect
 from ..batch.cluster_tls import CA, CERTIFICATE, KEY, make_certificates, security
 from ..batch.grader import ENGINE_HOME, grader_environment
 from ..config import Course
-from ..delivery.nbgrader_class import autograde_class
-from ..delivery.nbgrader_course import build_nbgrader_course
+from ..delivery.nbgrader.autograde import autograde_class
+from ..delivery.nbgrader.course import build_nbgrader_course
 from ..engine.run import grade_staged
 from ..engine.session import Session
 from ..errors import GraderError

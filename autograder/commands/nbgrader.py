@@ -1,5 +1,5 @@
 """``nbgrader --out DIR [--lang fa|en]``: an nbgrader course, one assignment per exercise, graded by the sandboxed
-engine (:mod:`autograder.delivery.nbgrader_course`).
+engine (:mod:`autograder.delivery.nbgrader.course`).
 
 It then grades the grading copy's solutions once, as ``setup.sh`` does on Gradescope, so that
 the properties' examples are recorded in this user's cache (:mod:`autograder.engine.replay`) and
@@ -17,7 +17,7 @@ from rich.console import Console
 
 from ..batch.batch import BatchOptions, grade_many
 from ..config import Course, load_course
-from ..delivery.nbgrader_course import GRADING, build_nbgrader_course
+from ..delivery.nbgrader.course import GRADING, build_nbgrader_course
 from . import in_chosen_language
 
 

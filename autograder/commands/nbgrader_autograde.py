@@ -1,6 +1,6 @@
 """``nbgrader-autograde COURSE_DIR [--assignment A ...] [--jobs N] [--force]``: every submitted notebook of
 an nbgrader course that ``nbgrader --out`` made, autograded ``--jobs`` at once by nbgrader's own
-converter into its ``autograded/`` and ``gradebook.db`` (:mod:`autograder.delivery.nbgrader_class`).
+converter into its ``autograded/`` and ``gradebook.db`` (:mod:`autograder.delivery.nbgrader.autograde`).
 
 Exits 0 when every submission was autograded (or was already), 2 when one failed (each is named,
 with nbgrader's reason; the others are autograded), 3 where the grading copy's engine refuses to
@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..config import Course
-from ..delivery.nbgrader_class import autograde_class
+from ..delivery.nbgrader.autograde import autograde_class
 from ..isolation import isolation_note, require_isolation
 
 

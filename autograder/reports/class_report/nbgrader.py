@@ -1,4 +1,4 @@
-"""An autograded nbgrader course (:mod:`autograder.delivery.nbgrader_course`) read for the class report.
+"""An autograded nbgrader course (:mod:`autograder.delivery.nbgrader.course`) read for the class report.
 
 After ``nbgrader autograde``, what the course folder knows of each student is:
 
@@ -7,7 +7,7 @@ After ``nbgrader autograde``, what the course folder knows of each student is:
   credit where given: the score ``nbgrader export`` reports. It is read with nbgrader's own
   :class:`nbgrader.api.Gradebook` on a read-only connection, so the report never writes to it;
 - ``autograded/<student>/<exercise>/<exercise>.ipynb``, whose grade cell holds the engine's
-  feedback (:func:`~autograder.delivery.nbgrader_feedback.feedback_text`): every public property
+  feedback (:func:`~autograder.delivery.nbgrader.feedback.feedback_text`): every public property
   with its points, and for a failed one its reason and counterexample; the hidden properties
   as one count. No ``results.json`` is left behind: the engine grades in a scratch folder;
 - ``submitted/<student>/<exercise>/<exercise>.ipynb``, the notebook the student handed in, whose
@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ...config import Course
-from ...delivery.nbgrader_feedback import read_feedback
+from ...delivery.nbgrader.feedback import read_feedback
 from ...errors import GraderError
 from ...intake.converting import notebook_modules
 from ...intake.notebook import NotebookError

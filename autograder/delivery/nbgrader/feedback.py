@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..i18n import N_, _, every_language, read_back
-from ..results import Grade, PropertyResult
+from ...i18n import N_, _, every_language, read_back
+from ...results import Grade, PropertyResult
 
 
 def feedback_text(module: str, points: str | int, grade: Grade) -> str:

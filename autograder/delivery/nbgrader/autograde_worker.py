@@ -1,11 +1,11 @@
-"""A worker of ``nbgrader-autograde`` (:mod:`autograder.delivery.nbgrader_class`): nbgrader's own
+"""A worker of ``nbgrader-autograde`` (:mod:`autograder.delivery.nbgrader.autograde`): nbgrader's own
 ``Autograde`` converter, in this process, for one (assignment, student) after another, so that
 nbgrader's start-up and the engine's grader process are paid once per worker, not once per student.
 
-It is run as a script (``python -P nbgrader_worker.py``) in the nbgrader course folder and imports
+It is run as a script (``python -P autograde_worker.py``) in the nbgrader course folder and imports
 nothing of the engine: nbgrader reads the folder's ``nbgrader_config.py`` as under ``nbgrader
 autograde``, which puts the folder's grading copy first on the path, so the engine that grades
-(:class:`~autograder.delivery.nbgrader_grade.SandboxGrade`, with its sandbox check and canary) is
+(:class:`~autograder.delivery.nbgrader.sandbox_grade.SandboxGrade`, with its sandbox check and canary) is
 the grading copy's, as it is for ``nbgrader autograde``, whichever engine started the worker. It
 reads a JSON request a line on stdin and answers each with a JSON line on its own stdout
 (:func:`main`); anything else printed, nbgrader's log included, goes to stderr.

@@ -17,7 +17,7 @@ notebook holds:
   ``raise NotImplementedError`` when the reference body always returns or raises, so
   ``nbgrader generate_assignment`` gives students the stub itself;
 - one read-only grade cell worth the exercise's points (0 for a bonus exercise, whose points
-  nbgrader records as extra credit: :class:`~autograder.delivery.nbgrader_grade.SaveExtraCredit`),
+  nbgrader records as extra credit: :class:`~autograder.delivery.nbgrader.save_extra_credit.SaveExtraCredit`),
   which is also the check cell: it runs ``grader.check("<module>")`` (the public properties on the
   saved notebook) when the student runs it, and holds the score and feedback after autograding.
 
@@ -26,7 +26,7 @@ The task's "how this notebook works" and the grade cell's comment are the course
 (:func:`~autograder.delivery.shipping.course_text`). All of it is in the course's
 ``language`` (:mod:`.translation`), and so is the grading copy's course file. Every code cell but the grade cell, in
 order, makes the exercise's module (:mod:`autograder.intake.notebook`);
-:class:`autograder.delivery.nbgrader_grade.SandboxGrade` grades that module with the engine.
+:class:`autograder.delivery.nbgrader.sandbox_grade.SandboxGrade` grades that module with the engine.
 ``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so nbgrader never runs
 a student's notebook: student code runs only in the sandbox.
 """
@@ -40,12 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from ..config import Course, Exercise
-from ..errors import GraderError
-from ..intake.converting import notebook_module
-from ..translation import engine_words, localize, markdown, module_source, points_text, title
-from .release import binds, build_release
-from .shipping import TEMPLATES, built_in_place, course_text, grading_copy, ship
+from ...config import Course, Exercise
+from ...errors import GraderError
+from ...intake.converting import notebook_module
+from ...translation import engine_words, localize, markdown, module_source, points_text, title
+from ..release import binds, build_release
+from ..shipping import TEMPLATES, built_in_place, course_text, grading_copy, ship
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE"
@@ -111,7 +111,7 @@ def exercise_notebook(course: Course, exercise: Exercise):
             text = _function_cell(stub, node, reference.find(node.name), reference)
         cells.append(v4.new_code_cell(text, metadata=_meta(f"{module}_{node.name}", solution=True)))
     grade_cell = _cell_text(course, "nbgrader_grade_cell", points=points_text(course, exercise), module=module)
-    points = 0 if exercise.bonus else exercise.points  # a bonus is extra credit: nbgrader_grade.SaveExtraCredit
+    points = 0 if exercise.bonus else exercise.points  # a bonus is extra credit: save_extra_credit.SaveExtraCredit
     cells.append(v4.new_code_cell(grade_cell,
                                   metadata=_meta(f"{module}_grade", grade=True, locked=True, points=points)))
     notebook = v4.new_notebook(cells=cells)
@@ -419,18 +419,18 @@ c.ClearSolutions.code_stub = {{"python": {stub}}}
 # (nbgrader#1083); both copies are graded, in order, and the student's feedback says so.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
-    "autograder.delivery.nbgrader_grade.SeparateCopies",
+    "autograder.delivery.nbgrader.separate_copies.SeparateCopies",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "autograder.delivery.nbgrader_grade.SandboxGrade",
+    "autograder.delivery.nbgrader.sandbox_grade.SandboxGrade",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "autograder.delivery.nbgrader_grade.SaveExtraCredit",
+    "autograder.delivery.nbgrader.save_extra_credit.SaveExtraCredit",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
@@ -438,17 +438,17 @@ c.SandboxGrade.course = os.path.join(GRADING, "course.yaml")
 
 # Student Markdown and HTML outputs lose raw HTML and scripts before any page shows them
 # (feedback, formgrader); the grade cell's feedback is wrapped to the page.
-c.HTMLExporter.preprocessors = ["autograder.delivery.nbgrader_grade.SanitizeHTML",
-                                "autograder.delivery.nbgrader_grade.FeedbackPage"]
+c.HTMLExporter.preprocessors = ["autograder.delivery.nbgrader.sanitize_html.SanitizeHTML",
+                                "autograder.delivery.nbgrader.feedback_page.FeedbackPage"]
 c.HTMLExporter.sanitize_html = True
 # The page's own cleaning keeps `dir`, so that right-to-left text keeps its direction, and the
 # grade cell's feedback speaks the course's language.
-c.HTMLExporter.filters = {{"clean_html": "autograder.delivery.nbgrader_grade.clean"}}
+c.HTMLExporter.filters = {{"clean_html": "autograder.delivery.nbgrader.sanitize_html.clean"}}
 c.FeedbackPage.course = c.SandboxGrade.course
 
 # nbgrader logs a line per file it copies: hundreds per notebook (the grader/ folder beside it).
 c.Application.logging_config = {{
-    "filters": {{"copies": {{"()": "autograder.delivery.nbgrader_grade.QuietCopies"}}}},
+    "filters": {{"copies": {{"()": "autograder.delivery.nbgrader.quiet_copies.QuietCopies"}}}},
     "handlers": {{"console": {{"filters": ["copies"]}}}},
 }}
 

@@ -2,7 +2,7 @@
 
 ``nbgrader autograde`` grades one student after another, in one process that pays nbgrader's
 start-up (seconds) for each run. :func:`autograde_class` starts ``jobs`` long-lived workers
-(:mod:`autograder.delivery.nbgrader_worker`), each running nbgrader's own ``Autograde``
+(:mod:`autograder.delivery.nbgrader.autograde_worker`), each running nbgrader's own ``Autograde``
 converter in process, as the course folder's ``nbgrader_config.py`` configures it, for one
 (assignment, student) at a time, and hands them the class's submissions as they come free, with a
 progress bar. What the workers write is what ``nbgrader autograde`` writes, done by nbgrader's
@@ -32,10 +32,10 @@ from typing import IO, Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..errors import GraderError
-from .nbgrader_course import GRADING
+from ...errors import GraderError
+from .course import GRADING
 
-WORKER = Path(__file__).with_name("nbgrader_worker.py")
+WORKER = Path(__file__).with_name("autograde_worker.py")
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def _autograde(workers: list[_Worker], todo: list[tuple[str, str]], force: bool,
 
 
 class _Worker:
-    """One worker process (:mod:`autograder.delivery.nbgrader_worker`), started at once so that
+    """One worker process (:mod:`autograder.delivery.nbgrader.autograde_worker`), started at once so that
     nbgrader's start-up runs in every worker together, and again after it stops."""
 
     def __init__(self, folder: Path):
