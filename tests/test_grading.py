@@ -411,5 +411,7 @@ def test_a_grading_that_fails_is_a_row_that_says_so_until_it_succeeds(tmp_path, 
         hurried.setattr(grader, "grader_seconds", lambda course, exercises=None: 0.01)
         grade_many(course, submissions[:1], out, quiet, BatchOptions(1, True, None))
     assert next(csv.DictReader((out / "grades.csv").open()))["score"] == ""
+    kept = sorted(path.name for path in (out / "answers").iterdir())
+    assert kept == ["grader.log"], f"the failed regrade left {kept}: an earlier report would stand for a grade"
     rows = grade_many(course, submissions[:1], out, quiet, BatchOptions(1, False, None))
     assert rows[0][1] is not None and next(csv.DictReader((out / "grades.csv").open()))["score"] == "10"

@@ -48,6 +48,8 @@ class GradingInParts:
     def __init__(self, course: Course, name: str, staged: Staged, folder: Path, exercises: list[str] | None,
                  groups: int):
         self.course, self.name, self.staged, self.folder = course, name, staged, folder
+        for earlier in ("results.json", "feedback.md"):  # should this grading fail, no earlier grade stands
+            (folder / earlier).unlink(missing_ok=True)
         modules = [e.module for e in course.exercises if exercises is None or e.module in exercises]
         whole = groups < 2 or len(modules) < 2 or len(modules) != len(set(exercises or modules))  # or a name unknown
         count = min(groups, len(modules))
