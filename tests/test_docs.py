@@ -120,4 +120,4 @@ def test_the_tests_readme_places_every_test_file():
     """tests/README.md says where a new test goes by naming where each kind lives: a file it does
     not name is one a newcomer cannot find."""
     readme = (ROOT / "tests" / "README.md").read_text(encoding="utf-8")
-    assert [path.name for path in sorted((ROOT / "tests").glob("test_*.py")) if f"`{path.name}`" not in readme] == []
+    assert [path.name for path in sorted((ROOT / "tests").rglob("test_*.py")) if f"`{path.name}`" not in readme] == []
