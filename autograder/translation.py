@@ -108,6 +108,12 @@ def titled(course: Course, raw: dict) -> dict:
     return {**raw, "title": title(course), "exercises": exercises}
 
 
+def in_language(course: Course, language: str | None) -> Course:
+    """``course`` in ``language`` (None: as its file says), with its titles in it too, as grading
+    shows it to students."""
+    return in_its_language(course.model_copy(update={"language": language}) if language else course)
+
+
 def in_its_language(course: Course) -> Course:
     """``course`` with its title and its exercises' titles in its language, read from its texts as
     a channel reads them (a course file a channel shipped has them in it already, and no texts)."""

@@ -24,7 +24,7 @@ from ..engine.report import read_results, write_reports
 from ..engine.run import Scope, grade_staged
 from ..errors import GraderError
 from ..isolation import join_lane, require_isolation
-from ..translation import in_its_language
+from ..translation import in_language
 from .grader import Part, Request
 
 
@@ -37,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.core is not None:  # first: every worker inherits it, and cannot change it once confined
         os.sched_setaffinity(0, {args.core})
     join_lane()  # before any worker starts: each inherits the lane's CPU share
-    course = load_course(args.course)
-    course = in_its_language(course.model_copy(update={"language": args.lang}) if args.lang else course)
+    course = in_language(load_course(args.course), args.lang)
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     require_isolation()

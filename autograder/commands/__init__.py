@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..config import Course
 from ..errors import GraderError
-from ..translation import in_its_language
+from ..translation import in_language
 
 
 def refuse_release(course: Course) -> None:
@@ -29,7 +29,7 @@ def in_chosen_language(course: Course, args: argparse.Namespace) -> Course:
 def graded_in_chosen_language(course: Course, args: argparse.Namespace) -> Course:
     """The course as grading shows it to students: in the language ``--lang`` chose (else its
     file's), its titles too."""
-    return in_its_language(in_chosen_language(course, args))
+    return in_language(course, args.lang)
 
 
 def file_to_write(out: Path, force: bool = True) -> None:
