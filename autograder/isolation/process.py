@@ -28,7 +28,7 @@ from .channel import Channel
 from .layers import Isolation
 from .layout import Layout
 from .limits import WorkerLimits
-from .readable import SYSTEM_DIRS, outermost, runtime, system_reads
+from .readable import SYSTEM_DIRS, outermost, runtime, worker_reads
 from .reaping import FOLDER_PREFIX, Strays, kill_user, once_per_grader, reap, tree
 
 INSIDE = Path("/sandbox")  # where bubblewrap shows the worker its folder
@@ -158,13 +158,14 @@ class Worker:
         strong = "bwrap" in self.isolation.layers
         grader, support, submission = (seen / n for n in ("grader", "support", "submission"))
         as_root = self.uid is None and os.geteuid() == 0  # owns root's files, though without capabilities
-        readable = [*system_reads(as_root), *layout.readonly_paths, grader, support, submission]
+        landlock = "landlock" in self.isolation.layers  # the only layer that reads "read"
+        readable = [*worker_reads(as_root), *layout.readonly_paths, grader, support, submission] if landlock else []
         return {
             "path": [str(submission), str(support)],
             "work": str(work),
             "site": site.getsitepackages(),  # Python starts with -S: see inside/worker.py's start
             "limits": self.limits.rlimits(),
-            "landlock": "landlock" in self.isolation.layers,
+            "landlock": landlock,
             "read": [str(p) for p in [*readable, Path("/dev/urandom"), Path("/dev/zero")]],
             "write": [str(work), "/dev/null", *(["/tmp"] if strong else [])],
             "drop_capabilities": as_root,

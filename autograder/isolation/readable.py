@@ -1,4 +1,9 @@
-"""What of the machine a confined process may read: the system folders and the Python it runs.
+"""What of the machine a confined process may read.
+
+A worker reads exactly what its Python needs once it is confined (:func:`worker_reads`): the
+folders its imports come from, the shared libraries their extension modules load and the
+loader's cache, worked out once per machine (:func:`shared_libraries`). A helper, which runs
+trusted converters, reads the system folders and its Python (:func:`system_reads`).
 
 A worker or helper that runs as uid 0 without capabilities (Landlock alone, Docker's default, a
 container without ``CAP_SETUID``) still owns root's files, so a folder given to it whole gives it
@@ -10,10 +15,20 @@ a file or folder only root may read is given entry by entry, down to that file, 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
+import re
+import shutil
+import site
 import stat
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
+
+from ..errors import GraderError
+from .cache import cache_home, own_folder
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 
@@ -30,6 +45,62 @@ def outermost(paths: list[Path]) -> list[Path]:
         if not any(path.is_relative_to(outer) for outer in kept):
             kept.append(path)
     return kept
+
+
+LOADER_CACHE = Path("/etc/ld.so.cache")  # where the dynamic loader finds a library dlopen names
+LIBRARY = re.compile(r"(?:=>\s*|^\s*)(/\S+) \(0x", re.MULTILINE)  # a library ldd found, or the loader
+
+
+def worker_reads(as_root: bool) -> list[Path]:
+    """Exactly what a worker's Python reads once confined: the folders its imports come from and
+    the shared libraries their extension modules load, less, for a process that runs as root
+    without capabilities (``as_root``), every file and folder only root may read."""
+    paths = [*import_folders(), *shared_libraries(), LOADER_CACHE]
+    return list(without_root_only(tuple(paths))) if as_root else paths
+
+
+def import_folders() -> list[Path]:
+    """Where a worker's Python imports from: its standard library, its extension modules and
+    the site-packages folders it is given (:func:`site.getsitepackages`)."""
+    paths = sysconfig.get_paths()
+    return outermost([Path(paths["stdlib"]), Path(sysconfig.get_config_var("DESTSHARED") or paths["stdlib"]),
+                      *(Path(folder) for folder in site.getsitepackages())])
+
+
+@functools.cache
+def shared_libraries() -> tuple[Path, ...]:
+    """The shared libraries the interpreter and every extension module in :func:`import_folders`
+    load, as the dynamic loader finds them (``ldd``): worked out once per machine, and again
+    whenever a folder imported from or the loader's cache changes."""
+    folders = import_folders()
+    stamp = [str(Path(sys.executable).resolve()), *(f"{p}:{p.stat().st_mtime_ns}" for p in [*folders, LOADER_CACHE]
+                                                    if p.exists())]
+    kept = own_folder(cache_home() / "autograder" / "libraries")
+    record = kept / f"{hashlib.sha256(json.dumps(stamp).encode()).hexdigest()[:32]}.json" if kept else None
+    if record is not None:
+        try:
+            return tuple(Path(p) for p in json.loads(record.read_text(encoding="utf-8")))
+        except (OSError, ValueError):  # not worked out on this machine yet
+            pass
+    found = _loaded_by([Path(sys.executable).resolve(), *(p for f in folders for p in f.rglob("*.so*") if p.is_file())])
+    if record is not None:  # whole or not at all, should two graders work it out at once
+        partial = record.with_suffix(f".{os.getpid()}")
+        partial.write_text(json.dumps([str(p) for p in found]), encoding="utf-8")
+        partial.replace(record)
+    return found
+
+
+def _loaded_by(files: list[Path]) -> tuple[Path, ...]:
+    """Every library the dynamic loader would load for ``files`` (trusted: the runtime's own)."""
+    if shutil.which("ldd") is None:
+        raise GraderError("ldd (libc-bin) is not installed: without it the grader cannot tell which shared "
+                          "libraries a worker's Python needs, and gives it nothing more")
+    found: set[str] = set()
+    for start in range(0, len(files), 200):
+        run = subprocess.run(["ldd", *map(str, files[start:start + 200])], capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, timeout=120)
+        found.update(LIBRARY.findall(run.stdout))
+    return tuple(sorted(Path(p) for p in found))
 
 
 def system_reads(as_root: bool) -> list[Path]:

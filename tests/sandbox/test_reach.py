@@ -15,7 +15,7 @@ from autograder.isolation import Layout, reaping
 from autograder.isolation import WorkerLimits as Limits
 from autograder.isolation.inside import codec
 from tests.conftest import ROOT
-from tests.sandbox.conftest import FOUND, MODES, close_session, open_session
+from tests.sandbox.conftest import FOUND, MODES, SETUPS, close_session, open_session, setup_session
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -164,6 +164,53 @@ session.module("exercises.toy").add(1, 2)
 print(json.dumps([session.worker.home.as_posix(), reaping.tree(session.worker.process.pid)]), flush=True)
 time.sleep(60)
 '''
+
+
+# what a Python runtime reads besides its own files: a worker's needs none of them
+NOT_NEEDED = ["/etc/passwd", "/etc/hostname", "/etc/os-release", "/usr/bin/env", sys.executable]
+
+
+@pytest.mark.parametrize("setup", [s for s in SETUPS if "landlock" in MODES[s.split(",")[0]]])
+def test_a_worker_reads_what_its_python_needs_and_nothing_else(submission, monkeypatch, setup):
+    """Where Landlock confines a worker, it reads exactly its Python's files and the libraries
+    they load: it imports what is installed and loads a library on demand, but reads no other
+    system file and lists no system folder."""
+    session = setup_session(monkeypatch, submission, setup)
+    try:
+        toy = session.module("exercises.toy")
+        assert toy.installed()[0] == "yaml"
+        assert toy.load_libraries() is True
+        for path in [*NOT_NEEDED, "/usr/bin", "/etc"]:
+            with pytest.raises(StudentError, match="PermissionError"):
+                (toy.listdir if Path(path).is_dir() else toy.read)(path)
+    finally:
+        close_session(session)
+
+
+def test_the_read_set_is_worked_out_once_per_machine(tmp_path, monkeypatch):
+    """A worker's read set names its Python's folders and the libraries they load, never a whole
+    system folder; it is worked out once and kept, and without ``ldd`` to work it out the grader
+    stops rather than guess."""
+    import shutil
+
+    from autograder.errors import GraderError
+    from autograder.isolation import readable
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    readable.shared_libraries.cache_clear()
+    try:
+        reads = readable.worker_reads(as_root=False)
+        assert not {Path(folder) for folder in readable.SYSTEM_DIRS} & set(reads)
+        assert any(path.name.startswith("libc.so") for path in reads) and readable.LOADER_CACHE in reads
+        [kept] = (tmp_path / "autograder" / "libraries").glob("*.json")
+        monkeypatch.setattr(shutil, "which", lambda name: None)
+        readable.shared_libraries.cache_clear()
+        assert readable.worker_reads(as_root=False) == reads, "read back, not worked out again"
+        kept.unlink()
+        readable.shared_libraries.cache_clear()
+        with pytest.raises(GraderError, match="ldd"):
+            readable.worker_reads(as_root=False)
+    finally:
+        readable.shared_libraries.cache_clear()
 
 
 @pytest.mark.parametrize("mode", list(MODES))
