@@ -10,12 +10,14 @@ seconds each was allowed (never by timing the grading).
 from __future__ import annotations
 
 import dataclasses
+import json
 import io
 import os
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -271,6 +273,7 @@ def test_the_check_shows_which_property_runs_while_it_waits(toy):
 
 PACE = '''\
 import time
+from pathlib import Path
 
 
 def spin(seconds):
@@ -336,3 +339,75 @@ def test_a_call_kept_from_the_cpu_by_its_neighbours_is_charged_its_own_time(crow
         session.close()
         if standby is not None:
             standby.close()
+
+
+# --- a whole batch: a student's grade never depends on who is graded beside them -----------------
+
+UNHURRIED = '''
+import time
+from pathlib import Path
+
+
+def add_all(numbers):
+    """Right, after 0.3 s of CPU a call: well inside a limit of 1 s, unless a neighbour's
+    processes take its core."""
+    start = time.process_time()
+    while time.process_time() - start < 0.3:
+        pass
+    if not isinstance(numbers, list):
+        raise TypeError("numbers must be a list")
+    return sum(numbers)
+'''
+
+CROWDER = '''
+import os, time
+
+
+def add_all(numbers):
+    """Starts 31 processes, each trying for a session of its own and every core, that spin
+    until they are killed."""
+    for _ in range(31):
+        try:
+            if os.fork() == 0:
+                for widen in (os.setsid, lambda: os.sched_setaffinity(0, range(os.cpu_count()))):
+                    try:
+                        widen()
+                    except OSError:
+                        pass
+                while True:
+                    pass
+        except OSError:
+            break
+    time.sleep(0.5)
+    return sum(numbers) if isinstance(numbers, list) else 0
+'''
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists()
+                    or len(os.sched_getaffinity(0)) < 2, reason="needs root, a cgroup v1 cpu hierarchy and two cores")
+def test_an_unhurried_student_gets_the_same_grade_beside_a_crowder(tmp_path):
+    """A student whose calls each take 0.3 s of CPU against a 1 s limit gets the same grade, test
+    by test, graded alone and graded at ``--jobs 2`` beside a submission whose calls fill the
+    machine with spinning processes in sessions of their own that ask for every core."""
+    from tests.conftest import autograder
+
+    shutil.copytree(TOY, tmp_path / "course", ignore=shutil.ignore_patterns("__pycache__"))
+    course = tmp_path / "course" / "course.yaml"
+    text = course.read_text().replace("max_examples: 20", "max_examples: 5").replace("call_seconds: 5",
+                                                                                     "call_seconds: 1")
+    course.write_text(text)
+    for name, code in (("unhurried", UNHURRIED), ("crowder", CROWDER)):
+        (tmp_path / name / "toy").mkdir(parents=True)
+        (tmp_path / name / "toy" / "__init__.py").write_text("")
+        (tmp_path / name / "toy" / "ex_sum.py").write_text(code)
+    grades = {}
+    for label, names, jobs in (("alone", ["unhurried"], "1"), ("beside", ["crowder", "unhurried"], "2")):
+        run = autograder("grade", *(str(tmp_path / name) for name in names), "--out", str(tmp_path / label),
+                         "--jobs", jobs, course=course, env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        results = json.loads((tmp_path / label / "unhurried" / "results.json").read_text())
+        grades[label] = [(test["name"], test["score"], test["max_score"]) for test in results["tests"]]
+    assert grades["alone"] == grades["beside"]
+    assert sum(score for _, score, _ in grades["alone"]) == 10, grades["alone"]
