@@ -207,3 +207,10 @@ def test_the_worker_starts_on_compiled_code_without_the_heavy_imports(tmp_path, 
                               "importlib"}
     for name in inside.FILES:  # python -v names the file each module's code came from
         assert f"code object from '{tmp_path}/__pycache__/{Path(name).stem}." in run.stderr, name
+
+
+def test_the_grader_counts_each_worker_s_wait_for_a_cpu(session):
+    """In every setup, fresh and forked, the grader reads the run delay of the process that answers
+    (``/proc/<pid>/schedstat``), so that time a neighbour keeps it from the CPU is not charged to it."""
+    assert session.module("exercises.toy").add(1, 2) == 3
+    assert session.worker.channel.waits.handle is not None, f"no run delay in {session.mode}"
