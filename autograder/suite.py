@@ -180,7 +180,8 @@ def expect_bad_input_rules(student: Any, functions: list[Graded], values: Mappin
                 args, kwargs = input_rules.call_arguments(function.parameters, index, bad, maker)
                 call = functools.partial(_call_student, student, function, maker, args, kwargs)
                 checks.append(functools.partial(expect_error, call, ("TypeError",),
-                                                f"{input_rules.shown_call(function, args, kwargs)} ({rule})",
+                                                _("{call} ({rule})").format(
+                                                    call=input_rules.shown_call(function, args, kwargs), rule=rule),
                                                 naming=(parameter.name,)))
             if input_rules.takes_a_set(parameter.type):
                 checks.append(functools.partial(_expect_frozenset_is_a_set, student, function, index, maker))
