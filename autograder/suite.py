@@ -10,6 +10,10 @@ A suite is an ordinary pytest module. The engine gives every test these fixtures
 
 and these markers: ``@pytest.mark.points(n)`` (required) and ``@pytest.mark.hidden``
 (feedback shows the property's name and a one-line reason only).
+
+A suite words its own failures with :func:`say`: an English template and named fields, which a
+course in another language translates under ``messages`` in its suites' texts
+(:mod:`autograder.suite_texts`).
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ import builtins
 import contextvars
 import functools
 import math
+import re
 import reprlib
+import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import input_rules
+from . import bidi, input_rules
 from .equality import same
 from .errors import StudentError
 from .i18n import N_, _
@@ -47,6 +53,39 @@ def together(calls: Sequence[Callable[[], Any]]) -> list:
     property runs, their requests go to the worker together, one round trip for all of them."""
     runner = TOGETHER.get()
     return runner(calls) if runner is not None else [call() for call in calls]
+
+
+# The course's language and its wording of the running suite's templates (English -> its own,
+# autograder.suite_texts.messages); set by the engine while a property runs
+WORDING: contextvars.ContextVar[tuple[str, Mapping[str, str]]] = \
+    contextvars.ContextVar("wording", default=("en", {}))
+_CODE = re.compile(r"``(.+?)``")
+_CONVERSIONS: dict[str | None, Callable[[Any], Any]] = {"r": repr, "s": str, "a": ascii, None: lambda value: value}
+
+
+def say(template: str, /, **fields: Any) -> str:
+    """A failure's message: the English ``template`` with its named ``{fields}`` filled in, as
+    ``template.format(**fields)`` gives it in English.
+
+    In a course of another language the template is the key of that language's wording of it
+    (the exercise's ``messages``, :mod:`autograder.suite_texts`), which writes its code in double
+    backticks; the fields are filled in after lookup, so a value stays as Python shows it. In a
+    right-to-left language each value is isolated, as the engine's messages isolate theirs
+    (:mod:`autograder.bidi`): left to right (LRI) when it is code (a call, a repr, a number), by
+    its first strong letter (FSI) when it has the language's prose in it (another ``say``'s
+    message). A template without a wording is shown in English (the course's tests find it)."""
+    language, wording = WORDING.get()
+    text = wording.get(template)
+    if text is None:
+        return template.format(**fields)
+    shown = []
+    for literal, name, spec, conversion in string.Formatter().parse(text):
+        shown.append(_CODE.sub(lambda code: bidi.code(language, code.group(1)), literal))
+        if name is not None:
+            value = format(_CONVERSIONS[conversion](fields[name]), spec or "")
+            isolated = bidi.right_to_left(language) and bidi.has_prose(value)
+            shown.append(bidi.cell(language, value) if isolated else bidi.code(language, value))
+    return "".join(shown)
 
 
 def show(value: Any) -> str:
@@ -141,7 +180,8 @@ def expect_bad_input_rules(student: Any, functions: list[Graded], values: Mappin
                 args, kwargs = input_rules.call_arguments(function.parameters, index, bad, maker)
                 call = functools.partial(_call_student, student, function, maker, args, kwargs)
                 checks.append(functools.partial(expect_error, call, ("TypeError",),
-                                                f"{input_rules.shown_call(function, args, kwargs)} ({rule})",
+                                                _("{call} ({rule})").format(
+                                                    call=input_rules.shown_call(function, args, kwargs), rule=rule),
                                                 naming=(parameter.name,)))
             if input_rules.takes_a_set(parameter.type):
                 checks.append(functools.partial(_expect_frozenset_is_a_set, student, function, index, maker))

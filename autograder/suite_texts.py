@@ -1,10 +1,12 @@
-"""The suites' own words in the course's language: each property's description and each locked
-case's name, as a student reads them.
+"""The suites' own words in the course's language: each property's description, each locked
+case's name and each message a suite's checks fail with, as a student reads them.
 
 English is the source: a property's description is its docstring's first paragraph, a locked
-case's name the one the locked cases' file gives it. A course in another language names, under
-``suite_texts`` in the course file, a YAML file per language, keyed by exercise module, then
-``properties`` (each property by its name) and ``locked`` (each case by its English name)::
+case's name the one the locked cases' file gives it, a message the English template a suite
+gives :func:`autograder.suite.say`. A course in another language names, under ``suite_texts``
+in the course file, a YAML file per language, keyed by exercise module, then ``properties``
+(each property by its name), ``locked`` (each case by its English name) and ``messages`` (each
+template by its English, its ``{fields}`` the same)::
 
     ex1_merge_tracing:
       properties:
@@ -12,6 +14,8 @@ case's name the one the locked cases' file gives it. A course in another languag
           ``merge_pair`` جفت را از چپ به راست جایگزین می‌کند ...
       locked:
         a token's tree: درخت یک توکن
+      messages:
+        "{what}: expected a str, got {got}": برای {what} انتظار یک ``str`` می‌رفت، ولی {got} به دست آمد
 
 Only what is shown changes: a result keeps its English name, so a grade is the same in every
 language. A text writes its code in double backticks, which its checks compare with the English
@@ -23,6 +27,7 @@ ship without it (:func:`kept`).
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from collections.abc import Collection, Mapping
@@ -34,7 +39,8 @@ from . import bidi
 from .config import Course
 from .errors import GraderError
 
-PROPERTIES, LOCKED = "properties", "locked"  # the two kinds of text of an exercise
+PROPERTIES, LOCKED, MESSAGES = "properties", "locked", "messages"  # the kinds of text of an exercise
+SAY = "say"  # the function a suite words its failures with (autograder.suite.say)
 _CODE = re.compile(r"``(.+?)``", flags=re.S)
 
 
@@ -46,6 +52,21 @@ def description(course: Course, exercise: str, name: str, english: str) -> str:
 def case_name(course: Course, exercise: str, english: str) -> str:
     """The name of ``exercise``'s locked case ``english`` in the course's language."""
     return _shown(course, texts(course).get(exercise, {}).get(LOCKED, {}).get(english), english)
+
+
+def messages(course: Course, exercise: str) -> dict[str, str]:
+    """The templates ``exercise``'s suite words its failures in, in the course's language, by
+    their English (none in English, or without a file)."""
+    return dict(texts(course).get(exercise, {}).get(MESSAGES, {}))
+
+
+def templates(source: str) -> list[str]:
+    """The English templates a suite's ``source`` gives :func:`autograder.suite.say`, in order, once each."""
+    found = [node.args[0].value for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+             and isinstance(node.args[0].value, str)
+             and (getattr(node.func, "id", None) == SAY or getattr(node.func, "attr", None) == SAY)]
+    return list(dict.fromkeys(found))
 
 
 def _shown(course: Course, text: str | None, english: str) -> str:
@@ -68,15 +89,19 @@ def texts(course: Course) -> dict[str, dict[str, dict[str, str]]]:
 
 
 def kept(course: Course, properties: Mapping[str, Collection[str]],
-         cases: Mapping[str, Collection[str]]) -> dict[str, dict[str, dict[str, str]]]:
-    """The texts of only ``properties`` and locked ``cases`` (by exercise), as a release ships
-    them: never a left-out property's. A :class:`GraderError` names each one without a text."""
+         cases: Mapping[str, Collection[str]],
+         said: Mapping[str, Collection[str]] | None = None) -> dict[str, dict[str, dict[str, str]]]:
+    """The texts of only ``properties``, locked ``cases`` and message templates ``said`` (by
+    exercise), as a release ships them: never a left-out property's. A :class:`GraderError`
+    names each one without a text."""
     found = texts(course)
     chosen = {exercise: {PROPERTIES: {n: found.get(exercise, {}).get(PROPERTIES, {}).get(n, "") for n in names}}
               for exercise, names in properties.items()}
-    for exercise, names in cases.items():
-        chosen.setdefault(exercise, {PROPERTIES: {}})[LOCKED] = {
-            n: found.get(exercise, {}).get(LOCKED, {}).get(n, "") for n in names}
+    for kind, wanted in ((LOCKED, cases), (MESSAGES, said or {})):
+        for exercise, names in wanted.items():
+            if names:
+                chosen.setdefault(exercise, {PROPERTIES: {}})[kind] = {
+                    n: found.get(exercise, {}).get(kind, {}).get(n, "") for n in names}
     missing = [f"{exercise}.{kind}: {name!r}" for exercise, kinds in chosen.items()
                for kind, named in kinds.items() for name, text in named.items() if not text]
     if missing:
@@ -87,15 +112,15 @@ def kept(course: Course, properties: Mapping[str, Collection[str]],
 
 @functools.cache
 def _load(path: Path) -> dict[str, dict[str, dict[str, str]]]:
-    """A file of texts, checked: exercise -> ``properties``/``locked`` -> name -> text."""
+    """A file of texts, checked: exercise -> ``properties``/``locked``/``messages`` -> name -> text."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise GraderError(f"{path}: cannot be read ({' '.join(str(error).split())})") from None
     problems = [] if isinstance(raw, dict) else ["not a mapping of exercise modules"]
     for exercise, kinds in (raw.items() if isinstance(raw, dict) else []):
-        if not isinstance(kinds, dict) or not set(kinds) <= {PROPERTIES, LOCKED}:
-            problems.append(f"{exercise}: a mapping of {PROPERTIES} and {LOCKED}")
+        if not isinstance(kinds, dict) or not set(kinds) <= {PROPERTIES, LOCKED, MESSAGES}:
+            problems.append(f"{exercise}: a mapping of {PROPERTIES}, {LOCKED} and {MESSAGES}")
             continue
         problems += [f"{exercise}.{kind}: a mapping of names to texts" for kind, named in kinds.items()
                      if not isinstance(named, dict)

@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, show, together
+from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, say, show, together
 from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
@@ -46,28 +46,33 @@ def _renderings(token: bytes) -> set[str]:
 def _check_rendered(rendered, steps, what, numbers=True):
     """Each line of ``rendered`` shows its merge's parts and new token as escaped text, and (``numbers``)
     its count and length."""
-    expect(type(rendered) is str, f"{what}: expected a str, got {show(rendered)}")
+    expect(type(rendered) is str, say("{what}: expected a str, got {got}", what=what, got=show(rendered)))
     if not steps:
         expect_equal(rendered, "", what)
         return
     lines = rendered.split("\n")
     expect(len(lines) == len(steps),
-           f"{what}: expected one line per merge ({len(steps)} lines), got {len(lines)}: {show(rendered)}")
+           say("{what}: expected one line per merge ({lines} lines), got {got}: {shown}", what=what,
+               lines=len(steps), got=len(lines), shown=show(rendered)))
     vocab = {i: bytes([i]) for i in range(256)}
     for line, step in zip(lines, steps, strict=True):
         vocab[step.new_id] = step.token
         bad = [ch for ch in line if not ch.isprintable()]
-        expect(not bad, f"{what}: the line of merge {step.rank} holds the raw character {bad[:1]!r}; "
-                        f"control characters must be escaped: {line!r}")
-        for role, token in (("left part", vocab[step.pair[0]]), ("right part", vocab[step.pair[1]]),
-                            ("new token", step.token)):
+        expect(not bad, say("{what}: the line of merge {rank} holds the raw character {char!r}; "
+                            "control characters must be escaped: {line!r}", what=what, rank=step.rank,
+                            char=bad[:1], line=line))
+        for role, token in ((say("left part"), vocab[step.pair[0]]), (say("right part"), vocab[step.pair[1]]),
+                            (say("new token"), step.token)):
             expect(any(s in line for s in _renderings(token)),
-                   f"{what}: the line of merge {step.rank} should show the {role} as "
-                   f"{repr(token.decode('utf-8', errors='replace'))}: {line!r}")
+                   say("{what}: the line of merge {rank} should show the {role} as {token!r}: {line!r}",
+                       what=what, rank=step.rank, role=role, token=token.decode('utf-8', errors='replace'),
+                       line=line))
         expect(not numbers or _whole_number(step.count, line),
-               f"{what}: the line of merge {step.rank} should show the count {step.count}: {line!r}")
+               say("{what}: the line of merge {rank} should show the count {count}: {line!r}", what=what,
+                   rank=step.rank, count=step.count, line=line))
         expect(not numbers or _whole_number(step.length, line),
-               f"{what}: the line of merge {step.rank} should show the length {step.length}: {line!r}")
+               say("{what}: the line of merge {rank} should show the length {length}: {line!r}", what=what,
+                   rank=step.rank, length=step.length, line=line))
 
 
 def _replayed(text: str, steps) -> list:
@@ -111,7 +116,7 @@ def test_pair_counts_overlapping_in_first_occurrence_order(student, reference, i
     got = student.get_pair_counts(ids)  # a Counter arrives as a plain dict
     expected = reference.get_pair_counts(ids)
     expect_equal(got, expected, f"get_pair_counts({ids!r})")
-    expect_equal(list(got), list(expected), f"the keys of get_pair_counts({ids!r}), in order")
+    expect_equal(list(got), list(expected), say("the keys of {call}, in order", call=f"get_pair_counts({ids!r})"))
 
 
 # --------------------------------------------------------------------------- merge_pair
@@ -137,15 +142,17 @@ def test_merge_pair_shortens_by_number_of_replacements(student, reference, ids, 
     """After merge_pair, the sequence is shorter by exactly the number of new ids in it, one per replaced pair."""
     what = f"merge_pair({ids!r}, {pair!r}, 256)"
     merged = student.merge_pair(ids, pair, 256)
-    expect(type(merged) is list, f"{what}: expected a list, got {show(merged)}")
+    expect(type(merged) is list, say("{what}: expected a list, got {got}", what=what, got=show(merged)))
     replaced = merged.count(256)
     expect(len(merged) == len(ids) - replaced,
-           f"{what} has {replaced} new ids, so its length should be {len(ids) - replaced}, got {len(merged)}")
+           say("{what} has {replaced} new ids, so its length should be {length}, got {got}", what=what,
+               replaced=replaced, length=len(ids) - replaced, got=len(merged)))
     expect(pair not in zip(merged, merged[1:], strict=False) or pair[0] == pair[1],
-           f"{what} still holds the pair {pair!r}: {merged!r}")
+           say("{what} still holds the pair {pair!r}: {merged!r}", what=what, pair=pair, merged=merged))
     expected = reference.merge_pair(ids, pair, 256)
     expect(replaced == expected.count(256),
-           f"{what} should replace the pair {expected.count(256)} times, it made {replaced} new ids: {merged!r}")
+           say("{what} should replace the pair {times} times, it made {replaced} new ids: {merged!r}", what=what,
+               times=expected.count(256), replaced=replaced, merged=merged))
 
 
 # --------------------------------------------------------------------------- trace_merges
@@ -173,12 +180,12 @@ def test_ties_break_to_leftmost_first_occurrence(student, reference, text, num_m
     what = f"trace_merges({text!r}, {num_merges})"
     got = _checked_steps(student.trace_merges(text, num_merges), what)
     expect_equal(_merged_bytes(got), _merged_bytes(reference.trace_merges(text, num_merges)),
-                 f"the merged pairs of {what}, as the bytes of their two parts")
+                 say("the merged pairs of {what}, as the bytes of their two parts", what=what))
 
 
 def _checked_steps(steps, what):
     expect(type(steps) is list and all(_is_step(step) for step in steps),
-           f"{what}: expected a list of MergeStep values, got {show(steps)}")
+           say("{what}: expected a list of MergeStep values, got {got}", what=what, got=show(steps)))
     return steps
 
 
@@ -203,16 +210,17 @@ def test_overlapping_runs_merge_without_overlap(student, text, num_merges):
     what = f"trace_merges({text!r}, {num_merges})"
     steps = _checked_steps(student.trace_merges(text, num_merges), what)
     ids: list = list(text.encode("utf-8"))
-    expect(bool(steps) or len(ids) < 2, f"{what}: expected at least one merge, got none")
+    expect(bool(steps) or len(ids) < 2, say("{what}: expected at least one merge, got none", what=what))
     for step in steps:  # the merges the student chose, counted and made by the rules
         pair = tuple(step[1])
         counts = [(ids[i], ids[i + 1]) for i in range(len(ids) - 1)]
         ids = _merged(ids, pair, step[2])
         expect_equal((step[3], step[5]), (counts.count(pair), len(ids)),
-                     f"{what}[{step[0]}]: (count, length) of the merge of {pair} (every overlapping occurrence counts, "
-                     "the merge replaces left to right without overlap)")
-        expect(step[3] == max(map(counts.count, counts)), f"{what}[{step[0]}]: {pair} occurs {step[3]} times, "
-                                                         "not the most of any pair")
+                     say("{what}: (count, length) of the merge of {pair} (every overlapping occurrence counts, "
+                         "the merge replaces left to right without overlap)", what=f"{what}[{step[0]}]", pair=pair))
+        expect(step[3] == max(map(counts.count, counts)),
+               say("{what}: {pair} occurs {count} times, not the most of any pair", what=f"{what}[{step[0]}]",
+                   pair=pair, count=step[3]))
 
 
 @points(1)
@@ -225,13 +233,15 @@ def test_new_ids_are_256_plus_rank(student, text, num_merges):
     steps = student.trace_merges(text, num_merges)
     what = f"trace_merges({text!r}, {num_merges})"
     expect(type(steps) is list and len(steps) <= num_merges,
-           f"{what}: expected a list of at most {num_merges} merges, got {show(steps)}")
+           say("{what}: expected a list of at most {most} merges, got {got}", what=what, most=num_merges,
+               got=show(steps)))
     for k, step in enumerate(steps):
-        expect(_is_step(step), f"{what}[{k}]: expected a MergeStep, got {show(step)}")
+        expect(_is_step(step), say("{what}: expected a MergeStep, got {got}", what=f"{what}[{k}]", got=show(step)))
         expect_equal((step[0], step[2]), (k, 256 + k), f"{what}[{k}]: (rank, new_id)")
     left = len(_replayed(text, steps))  # not the student's own lengths: those are another property's
     expect(len(steps) == num_merges or left < 2,
-           f"{what}: {len(steps)} merges instead of {num_merges}, with {left} ids left (a pair was still there)")
+           say("{what}: {merges} merges instead of {wanted}, with {left} ids left (a pair was still there)",
+               what=what, merges=len(steps), wanted=num_merges, left=left))
 
 
 @hidden
@@ -243,19 +253,24 @@ def test_trace_tokens_lengths_and_early_stop(student, text, num_merges):
     steps = student.trace_merges(text, num_merges)
     what = f"trace_merges({text!r}, {num_merges})"
     expect(type(steps) is list and len(steps) <= num_merges,
-           f"{what}: expected at most {num_merges} steps, got {show(steps)}")
+           say("{what}: expected at most {most} steps, got {got}", what=what, most=num_merges, got=show(steps)))
     vocab = {i: bytes([i]) for i in range(256)}
     length = len(text.encode("utf-8"))
     for step in steps:
-        expect(_is_step(step) and type(step[4]) is bytes, f"{what}: expected MergeStep values, got {show(step)}")
+        expect(_is_step(step) and type(step[4]) is bytes,
+               say("{what}: expected MergeStep values, got {got}", what=what, got=show(step)))
         _rank, (left, right), new_id, count, token, new_length = step
-        expect(left in vocab and right in vocab, f"{what}: step {show(step)} merges an id that does not exist yet")
-        expect_equal(token, vocab[left] + vocab[right], f"{what}: the token of step {step[0]}")
+        expect(left in vocab and right in vocab,
+               say("{what}: step {step} merges an id that does not exist yet", what=what, step=show(step)))
+        expect_equal(token, vocab[left] + vocab[right],
+                     say("{what}: the token of step {rank}", what=what, rank=step[0]))
         expect(count >= 1 and new_length < length,
-               f"{what}: step {show(step)} should have a positive count and shorten {length}")
+               say("{what}: step {step} should have a positive count and shorten {length}", what=what,
+                   step=show(step), length=length))
         vocab[new_id], length = token, new_length
     if len(steps) < num_merges:
-        expect(length < 2, f"{what}: stopped after {len(steps)} merges with {length} ids left (a pair was still there)")
+        expect(length < 2, say("{what}: stopped after {merges} merges with {left} ids left (a pair was still there)",
+                               what=what, merges=len(steps), left=length))
 
 
 # --------------------------------------------------------------------------- token_tree
@@ -294,7 +309,7 @@ def test_token_tree_rejects_unknown_id(student, reference, text, num_merges, ext
 
 def _check_example_trace(rendered, names):
     """The docstring's trace, checked for what it shows, as any trace is (its layout is only suggested)."""
-    _check_rendered(rendered, names["steps"], "render_trace(steps), the docstring's example")
+    _check_rendered(rendered, names["steps"], say("{call}, the docstring's example", call="render_trace(steps)"))
 
 
 @points(2)
@@ -357,9 +372,10 @@ def test_trace_word_merges_textbook_example(student, table, num_merges):
     if table.keys() == TEXTBOOK.keys():
         n = table["lower"] // TEXTBOOK["lower"]
         expect(isinstance(got, list) and 3 <= len(got) <= num_merges,
-               f"{what}: expected a list of 3 to {num_merges} merges, got {show(got)}")
+               say("{what}: expected a list of 3 to {most} merges, got {got}", what=what, most=num_merges,
+                   got=show(got)))
         expect_equal(got[:3], [(pair, count * n) for pair, count in TEXTBOOK_MERGES],
-                     f"the first three merges of {what}")
+                     say("the first three merges of {what}", what=what))
     else:
         (word, count), = table.items()
         expect_equal(got, [((word[:k], word[k]), count) for k in range(1, min(num_merges + 1, len(word)))], what)
@@ -374,21 +390,24 @@ def test_word_merges_never_cross_words_and_weight_by_count(student, table, num_m
      """frequent pair so counted, with that count, until no word has two symbols.""")
     merges = student.trace_word_merges(table, num_merges)
     what = f"trace_word_merges({table!r}, {num_merges})"
-    expect(type(merges) is list and len(merges) <= num_merges, f"{what}: expected at most {num_merges} merges, got "
-                                                               f"{show(merges)}")
+    expect(type(merges) is list and len(merges) <= num_merges,
+           say("{what}: expected at most {most} merges, got {got}", what=what, most=num_merges, got=show(merges)))
     words = {word: list(word) for word in table}
     for k, merge in enumerate(merges):  # the merges the student chose, each counted by the rules
         counts = _word_pair_counts(words, table)
         expect(isinstance(merge, tuple) and len(merge) == 2 and merge[0] in counts,
-               f"{what}[{k}] is {show(merge)}, not a pair of symbols inside a word with its count "
-               f"(the pairs are {show(counts)})")
+               say("{what} is {merge}, not a pair of symbols inside a word with its count (the pairs are {pairs})",
+                   what=f"{what}[{k}]", merge=show(merge), pairs=show(counts)))
         pair, count = merge
-        expect_equal(count, counts[pair], f"{what}[{k}]: the count of {pair!r}, weighted by each word's count")
-        expect(count == max(counts.values()), f"{what}[{k}] merges {pair!r}, counted {count}, but "
-                                              f"{max(counts, key=counts.get)!r} counts {max(counts.values())}")
+        expect_equal(count, counts[pair], say("{what}: the count of {pair!r}, weighted by each word's count",
+                                              what=f"{what}[{k}]", pair=pair))
+        expect(count == max(counts.values()),
+               say("{what} merges {pair!r}, counted {count}, but {other!r} counts {most}", what=f"{what}[{k}]",
+                   pair=pair, count=count, other=max(counts, key=counts.get), most=max(counts.values())))
         words = {word: _merged(symbols, pair, pair[0] + pair[1]) for word, symbols in words.items()}
     expect(len(merges) == num_merges or not _word_pair_counts(words, table),
-           f"{what}: stopped after {len(merges)} merges, though a word still has two symbols")
+           say("{what}: stopped after {merges} merges, though a word still has two symbols", what=what,
+               merges=len(merges)))
 
 
 def _word_pair_counts(words: dict[str, list[str]], table: dict[str, int]) -> dict[tuple[str, str], int]:
@@ -409,11 +428,12 @@ def test_word_merge_ties_follow_dict_order(student, reference, words, num_merges
     table = dict.fromkeys(words, 1)
     got = student.trace_word_merges(table, num_merges)
     expect(isinstance(got, list) and got and isinstance(got[0], tuple) and len(got[0]) == 2,
-           f"trace_word_merges({table!r}, {num_merges}): expected a list of (pair, count), got {show(got)}")
+           say("{what}: expected a list of (pair, count), got {got}",
+               what=f"trace_word_merges({table!r}, {num_merges})", got=show(got)))
     counts = _word_pair_counts({word: list(word) for word in table}, table)
     tied = [pair for pair, count in counts.items() if count == max(counts.values())]
-    expect_equal(got[0][0], tied[0], f"the first merged pair of trace_word_merges({table!r}, {num_merges}), among "
-                                     f"the most frequent {tied!r}")
+    expect_equal(got[0][0], tied[0], say("the first merged pair of {what}, among the most frequent {tied!r}",
+                                         what=f"trace_word_merges({table!r}, {num_merges})", tied=tied))
 
 
 # --------------------------------------------------------------------------- bad input

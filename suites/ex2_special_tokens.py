@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, show, together
+from autograder.suite import expect, expect_bad_input_rules, expect_equal, expect_error, say, show, together
 from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
@@ -45,7 +45,8 @@ def _learned_strings(tok, size, what):
     """``_learned``, with every token checked to be a str."""
     learned = _learned(tok, size)
     for i, token in zip(range(259, size), learned, strict=True):
-        expect(type(token) is str, f"after {what}, id_to_token({i}) should be a str, got {show(token)}")
+        expect(type(token) is str, say("after {what}, {call} should be a str, got {got}", what=what,
+                                       call=f"id_to_token({i})", got=show(token)))
     return learned
 
 
@@ -62,10 +63,11 @@ def _own_trained(student, text, num_merges):
     least 259): for a property that judges a rule on the student's own model, whatever it learned."""
     tok = student.SpecialTokenizer()
     tok.train(text, num_merges)
-    after = f"after train({text!r}, {num_merges})"
+    after = say("after {what}", what=f"train({text!r}, {num_merges})")
     size = tok.vocab_size
     expect(type(size) is int and size >= 259,
-           f"vocab_size {after} should be 259 + the merges learned, got {show(size)}")
+           say("{call} {after} should be 259 + the merges learned, got {got}", call="vocab_size", after=after,
+               got=show(size)))
     return tok, after, size
 
 
@@ -132,15 +134,18 @@ def test_worked_example_low_lower_lowest(student, letters, repeat):
     together([
         lambda: expect_equal(tok.vocab_size, 262, f"{what}.vocab_size"),
         lambda: expect_equal(together([lambda i=i: tok.id_to_token(i) for i in (259, 260, 261)]),
-                             [word[:2], word, " " + word], f"[id_to_token(i) for i in (259, 260, 261)] after {what}"),
+                             [word[:2], word, " " + word],
+                             say("{call} after {what}", call="[id_to_token(i) for i in (259, 260, 261)]", what=what)),
         lambda: expect_equal(tok.encode(lowest + "<eos>"), [260, e, s, t, 1],
-                             f"encode({lowest + '<eos>'!r}) after {what}"),
+                             say("{call} after {what}", call=f"encode({lowest + '<eos>'!r})", what=what)),
         lambda: expect_equal(tok.encode(lowest + "<eos>", allowed_special="none"),
                              [260, e, s, t, 63, 104, 114, 118, 65],
-                             f"encode({lowest + '<eos>'!r}, allowed_special='none') after {what}"),
-        lambda: expect_equal(tok.encode(word, add_eos=True), [260, 1], f"encode({word!r}, add_eos=True) after {what}"),
+                             say("{call} after {what}", call=f"encode({lowest + '<eos>'!r}, allowed_special='none')",
+                                 what=what)),
+        lambda: expect_equal(tok.encode(word, add_eos=True), [260, 1],
+                             say("{call} after {what}", call=f"encode({word!r}, add_eos=True)", what=what)),
         lambda: expect_equal(tok.decode([260, e, s, t, 1]), lowest + "<eos>",
-                             f"decode([260, {e}, {s}, {t}, 1]) after {what}"),
+                             say("{call} after {what}", call=f"decode([260, {e}, {s}, {t}, 1])", what=what)),
     ])
 
 
@@ -154,8 +159,9 @@ def test_worked_example_low_lower_lowest(student, letters, repeat):
 def test_training_learns_reference_merges_weighted_by_pretoken_frequency(student, reference, text, num_merges):
     """train learns the reference's merges: pairs counted per distinct pre-token, weighted by how often it occurs."""
     mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
-    expect_equal(_learned(mine, size), _learned(ref, size), f"the learned tokens (ids 259..{size - 1}) after {what}")
-    expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after {what}")
+    expect_equal(_learned(mine, size), _learned(ref, size),
+                 say("the learned tokens (ids 259..{last}) after {what}", last=size - 1, what=what))
+    expect_equal(mine.encode(text), ref.encode(text), say("{call} after {what}", call=f"encode({text!r})", what=what))
 
 
 @hidden
@@ -166,13 +172,14 @@ def test_training_learns_reference_merges_weighted_by_pretoken_frequency(student
 def test_merges_never_cross_pretoken_boundaries(student, text, num_merges):
     """No learned token spans two pre-tokens (merges happen inside pre-tokens only)."""
     tok, after, size = _own_trained(student, text, num_merges)
-    expect(size > 259 or not _learns_a_merge(text, num_merges), f"vocab_size {after} is {size}: no merge was learned")
+    expect(size > 259 or not _learns_a_merge(text, num_merges),
+           say("{call} {after} is {size}: no merge was learned", call="vocab_size", after=after, size=size))
     what = f"SpecialTokenizer().train({text!r}, {num_merges})"
     for i, token in zip(range(259, size), _learned_strings(tok, size, what), strict=True):
         if "\ufffd" not in token:
             expect(len(re.findall(PATTERN, token)) == 1,
-                   f"after {what}, token {i} is {token!r}, "
-                   f"which spans several pre-tokens {re.findall(PATTERN, token)!r}")
+                   say("after {what}, token {id} is {token!r}, which spans several pre-tokens {pieces!r}",
+                       what=what, id=i, token=token, pieces=re.findall(PATTERN, token)))
 
 
 @hidden
@@ -185,8 +192,10 @@ def test_special_token_strings_are_cut_out_of_training(student, reference, text,
     mine, ref, what, size = _trained_alike(student, reference, text, num_merges)
     learned = _learned_strings(mine, size, what)
     for i, token in zip(range(259, size), learned, strict=True):
-        expect(not any(s in token for s in SPECIALS), f"after {what}, token {i} is {token!r}: it holds a special token")
-    expect_equal(learned, _learned(ref, size), f"the learned tokens (ids 259..{size - 1}) after {what}")
+        expect(not any(s in token for s in SPECIALS),
+               say("after {what}, token {id} is {token!r}: it holds a special token", what=what, id=i, token=token))
+    expect_equal(learned, _learned(ref, size),
+                 say("the learned tokens (ids 259..{last}) after {what}", last=size - 1, what=what))
 
 
 @points(1)
@@ -198,10 +207,10 @@ def test_merge_ids_259_plus_k_and_vocab_size(student, reference, text, first, nu
     tok.train(text, first)
     tok.train(text, num_merges)
     ref = reference.SpecialTokenizer().train(text, num_merges)
-    what = f"train({text!r}, {first}) then train({text!r}, {num_merges})"
+    what = say("{first} then {second}", first=f"train({text!r}, {first})", second=f"train({text!r}, {num_merges})")
     size = _check_vocab_size(tok, ref, what)
     expect_equal(size, 259 + len(ref.merges), f"{what}: vocab_size")
-    expect_equal(tok.encode(text), ref.encode(text), f"encode({text!r}) after {what}")
+    expect_equal(tok.encode(text), ref.encode(text), say("{call} after {what}", call=f"encode({text!r})", what=what))
 
 
 # --------------------------------------------------------------------------- encode
@@ -220,7 +229,8 @@ def test_encode_applies_learned_merges_in_rank_order(student, reference, train, 
         texts = [data.draw(st.text(alphabet=sorted(set(train)) or "a", max_size=40), label="text"),
                  data.draw(S.texts(), label="other")]
     for text in texts:
-        expect_equal(mine.encode(text), ref.encode(text), f"encode({text!r}) after train({train!r}, {num_merges})")
+        expect_equal(mine.encode(text), ref.encode(text),
+                     say("{call} after {what}", call=f"encode({text!r})", what=f"train({train!r}, {num_merges})"))
 
 
 def _cut(text: str, allowed: set[str]) -> list[str]:
@@ -250,11 +260,12 @@ def test_allowed_special_all_none_or_subset(student, train, text, num_merges, al
     expect_equal(untrained.encode(text, allowed), expected, f"SpecialTokenizer().encode({text!r}, {allowed!r})")
     tok = student.SpecialTokenizer()
     tok.train(train, num_merges)
-    after = f"after train({train!r}, {num_merges})"
+    after = say("after {what}", what=f"train({train!r}, {num_merges})")
     ordinary = [tok.encode(part, "none") if i % 2 == 0 else [SPECIALS[part]] for i, part in enumerate(parts)]
     expect_equal(tok.encode(text, allowed_special=allowed), [i for ids in ordinary for i in ids],
-                 f"encode({text!r}, allowed_special={allowed!r}) {after}, against encode(part, 'none') for the parts "
-                 f"between the allowed special strings {parts!r}")
+                 say("{call} {after}, against {part} for the parts between the allowed special strings {parts!r}",
+                     call=f"encode({text!r}, allowed_special={allowed!r})", after=after, part="encode(part, 'none')",
+                     parts=parts))
     bad = [{"<bos>"}, "some", "", "a", "alm", "ALL", "all ", "nonf", "zz"]  # before, between and after "all", "none"
     together([functools.partial(expect_error, lambda word=word: tok.encode(text, word), ("ValueError",),
                                 f"encode(text, allowed_special={word!r})", naming=("allowed_special",))
@@ -270,7 +281,8 @@ def test_add_eos_appends_eos_id(student, train, text, num_merges, allowed):
     """encode(..., add_eos=True) appends <eos> (id 1) at the end, whatever allowed_special is."""
     tok = student.SpecialTokenizer()
     tok.train(train, num_merges)
-    what = f"encode({text!r}, {allowed!r}, add_eos=True) after train({train!r}, {num_merges})"
+    what = say("{call} after {what}", call=f"encode({text!r}, {allowed!r}, add_eos=True)",
+               what=f"train({train!r}, {num_merges})")
     plain = tok.encode(text, allowed)
     expect_equal(tok.encode(text, allowed, add_eos=True), plain + [1] if isinstance(plain, list) else [1], what)
     expect_equal(tok.encode("", add_eos=True), [1], "encode('', add_eos=True)")
@@ -287,15 +299,19 @@ def test_add_eos_appends_eos_id(student, train, text, num_merges, allowed):
 def test_decode_encode_round_trips(student, train, text, num_merges, allowed):
     """decode(encode(text)) == text for every text, whatever was learned and whichever specials are allowed."""
     tok, after, size = _own_trained(student, train, num_merges)
-    expect(size > 259 or not _learns_a_merge(train, num_merges), f"vocab_size {after} is {size}: no merge was learned")
+    expect(size > 259 or not _learns_a_merge(train, num_merges),
+           say("{call} {after} is {size}: no merge was learned", call="vocab_size", after=after, size=size))
     ids = tok.encode(text, allowed)
     expect(isinstance(ids, list) and all(type(i) is int and 0 <= i < size for i in ids),
-           f"encode({text!r}, {allowed!r}) {after}: expected ids in 0 .. {size - 1}, got {show(ids)}")
+           say("{call} {after}: expected ids in {range}, got {got}", call=f"encode({text!r}, {allowed!r})",
+               after=after, range=f"0 .. {size - 1}", got=show(ids)))
     if size > 259:  # merges were learned: encoding the training text uses them, so it takes fewer ids than bytes
         again = tok.encode(train)
         expect(isinstance(again, list) and len(again) < len(train.encode("utf-8")),
-               f"encode({train!r}) {after} should use the learned merges (fewer ids than bytes), got {show(again)}")
-    expect_equal(tok.decode(ids), text, f"decode(encode({text!r}, {allowed!r})) {after}")
+               say("{call} {after} should use the learned merges (fewer ids than bytes), got {got}",
+                   call=f"encode({train!r})", after=after, got=show(again)))
+    expect_equal(tok.decode(ids), text,
+                 say("{call} {after}", call=f"decode(encode({text!r}, {allowed!r}))", after=after))
 
 
 @hidden
@@ -319,13 +335,14 @@ def test_bad_ids_and_lengths_raise_value_error(student, text, num_merges, extra,
     tok = student.SpecialTokenizer()
     tok.train(text, num_merges)
     size = tok.vocab_size
-    expect(type(size) is int, f"vocab_size should be an int, got {show(size)}")
+    expect(type(size) is int, say("{call} should be an int, got {got}", call="vocab_size", got=show(size)))
     checks = []
     for bad in (size + extra, -1 - extra):
         checks += [functools.partial(expect_error, lambda bad=bad: tok.decode([100, bad]), ("ValueError",),
-                                     f"decode([100, {bad}]) with vocab_size {size}"),
+                                     say("{call} with {size}", call=f"decode([100, {bad}])",
+                                         size=f"vocab_size {size}")),
                    functools.partial(expect_error, lambda bad=bad: tok.id_to_token(bad), ("ValueError",),
-                                     f"id_to_token({bad}) with vocab_size {size}")]
+                                     say("{call} with {size}", call=f"id_to_token({bad})", size=f"vocab_size {size}"))]
     longest = max((len(row) for row in batch), default=0)
     if longest > 0:
         checks.append(functools.partial(expect_error, lambda: tok.pad_batch(batch, longest - 1), ("ValueError",),
@@ -349,7 +366,8 @@ def test_token_to_id_inverts_id_to_token(student, train, num_merges, other):
 
     def token_of(i: int) -> str:
         token = tok.id_to_token(i)
-        expect(type(token) is str, f"id_to_token({i}) {after} should be a str, got {show(token)}")
+        expect(type(token) is str, say("{call} {after} should be a str, got {got}", call=f"id_to_token({i})",
+                                       after=after, got=show(token)))
         return token
 
     first: dict[str, int] = {}  # each token's text, the smallest id that has it
@@ -358,7 +376,8 @@ def test_token_to_id_inverts_id_to_token(student, train, num_merges, other):
     pieces = [piece for piece in [*first, "", other, "a", "é", "中", " ", "<eos", "ab\ufffd"]
               if "\ufffd" not in piece]  # a lone byte's text is U+FFFD: not its bytes
     together([lambda piece=piece: expect_equal(tok.token_to_id(piece), first.get(piece, 2),
-                                               f"token_to_id({piece!r}) {after}") for piece in pieces])
+                                               say("{call} {after}", call=f"token_to_id({piece!r})", after=after))
+              for piece in pieces])
 
 
 # --------------------------------------------------------------------------- pad_batch

@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show
+from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, say, show
 from tokcourse.grading import strategies as S
 
 points = pytest.mark.points
@@ -88,7 +88,7 @@ def test_train_wordpiece_worked_example(student, num_merges, letters, repeat):
     expect_equal(student.train_bpe_pieces(text, 3), bpe, f"train_bpe_pieces({text!r}, 3)")
     longer = student.train_wordpiece(text, num_merges)  # more merges only append to the vocabulary
     expect_equal(longer[:10] if isinstance(longer, list) else longer, wordpiece,
-                 f"the first 10 tokens of train_wordpiece({text!r}, {num_merges})")
+                 say("the first 10 tokens of {call}", call=f"train_wordpiece({text!r}, {num_merges})"))
     # letters renamed in the same order (the sorted units keep their order), every count times `repeat`
     rename = str.maketrans("bghnpsu", "".join(sorted(letters)))
     other = " ".join([text] * repeat).translate(rename)
@@ -137,15 +137,18 @@ def test_merged_unit_drops_right_continuation_prefix(student, text, num_merges):
     for name in ("train_wordpiece", "train_bpe_pieces"):
         vocab = getattr(student, name)(text, num_merges)
         what = f"{name}({text!r}, {num_merges})"
-        expect(type(vocab) is list, f"{what}: expected a list, got {show(vocab)}")
+        expect(type(vocab) is list, say("{what}: expected a list, got {got}", what=what, got=show(vocab)))
         for token in vocab:
             expect(type(token) is str and "##" not in token.removeprefix("##") and token not in ("", "##"),
-                   f"{what}: {token!r} is not a unit (a '##' may only come first): {show(vocab)}")
-        expect(units <= set(vocab), f"{what}: the units of the text's words should all be in it, "
-                                    f"{sorted(units - set(vocab))[:5]!r} are missing: {show(vocab)}")
+                   say("{what}: {token!r} is not a unit (a {mark} may only come first): {vocab}", what=what,
+                       token=token, mark="'##'", vocab=show(vocab)))
+        expect(units <= set(vocab), say("{what}: the units of the text's words should all be in it, "
+                                        "{missing!r} are missing: {vocab}", what=what,
+                                        missing=sorted(units - set(vocab))[:5], vocab=show(vocab)))
         if num_merges and any(len(word) > 1 for word in words):
             expect(any(len(token.removeprefix("##")) > 1 for token in vocab),
-                   f"{what}: no merged unit, though a word has two units to merge: {show(vocab)}")
+                   say("{what}: no merged unit, though a word has two units to merge: {vocab}", what=what,
+                       vocab=show(vocab)))
 
 
 @hidden
@@ -208,7 +211,7 @@ def test_compare_vocabularies_as_sets_with_jaccard(student, reference, a, b):
     got = student.compare_vocabularies(a, b)
     expected = reference.compare_vocabularies(a, b)
     what = f"compare_vocabularies({a!r}, {b!r})"
-    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
+    expect(isinstance(got, dict), say("{what}: expected a dict, got {got}", what=what, got=show(got)))
     for key in ("shared", "only_a", "only_b"):
         expect_equal(got.get(key), expected[key], f"{what}[{key!r}]")
     expect_close(got.get("jaccard"), expected["jaccard"], f"{what}['jaccard']")
@@ -225,7 +228,7 @@ def test_mean_length_per_distinct_token_ignores_continuation_prefix(student, a, 
     """mean_len_a / mean_len_b: mean characters per distinct token, a leading '##' not counted, 0.0 when empty."""
     got = student.compare_vocabularies(a, b)
     what = f"compare_vocabularies({a!r}, {b!r})"
-    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
+    expect(isinstance(got, dict), say("{what}: expected a dict, got {got}", what=what, got=show(got)))
     expect_close(got.get("mean_len_a"), _mean_len(a), f"{what}['mean_len_a']")
     expect_close(got.get("mean_len_b"), _mean_len(b), f"{what}['mean_len_b']")
 

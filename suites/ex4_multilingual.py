@@ -16,7 +16,16 @@ from hypothesis import strategies as st
 
 from autograder.errors import StudentError
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show, together
+from autograder.suite import (
+    expect,
+    expect_bad_input_rules,
+    expect_close,
+    expect_equal,
+    expect_error,
+    say,
+    show,
+    together,
+)
 from tokcourse.grading import encoders
 from tokcourse.grading import strategies as S
 
@@ -37,8 +46,8 @@ simple_encoders = st.sampled_from(SIMPLE)
 
 def _check_premium(got, expected, what):
     """The premiums of ``expected``, in any order (the order has a property of its own)."""
-    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
-    expect_equal(set(got), set(expected), f"the languages of {what}")
+    expect(isinstance(got, dict), say("{what}: expected a dict, got {got}", what=what, got=show(got)))
+    expect_equal(set(got), set(expected), say("the languages of {what}", what=what))
     for lang, value in expected.items():
         expect_close(got[lang], value, f"{what}[{lang!r}]")
 
@@ -47,19 +56,22 @@ def _check_rows(got, expected, what, premiums=None):
     """``got`` has the rows of ``expected``; with ``premiums`` (``encoder -> language -> premium``, what
     the student's own ``tokenization_premium`` gives, where it gives one), a row's premium may be that
     one too: the premium is another property's, and a row copies it."""
-    expect(isinstance(got, list), f"{what}: expected a list of rows, got {show(got)}")
+    expect(isinstance(got, list), say("{what}: expected a list of rows, got {got}", what=what, got=show(got)))
     expect_equal([(r.get("encoder"), r.get("language")) if isinstance(r, dict) else r for r in got],
-                 [(r["encoder"], r["language"]) for r in expected], f"the (encoder, language) of each row of {what}")
+                 [(r["encoder"], r["language"]) for r in expected],
+                 say("the {pair} of each row of {what}", pair="(encoder, language)", what=what))
     for row, want in zip(got, expected, strict=True):
-        where = f"{what}: row ({want['encoder']!r}, {want['language']!r})"
-        expect_equal(list(row), list(want), f"{where}: the keys")
+        where = say("{what}: row {row}", what=what, row=f"({want['encoder']!r}, {want['language']!r})")
+        expect_equal(list(row), list(want), say("{where}: the keys", where=where))
         for key in ("tokens", "chars", "bytes"):
             expect_equal(row[key], want[key], f"{where}[{key!r}]")
         expect_close(row["tokens_per_char"], want["tokens_per_char"], f"{where}['tokens_per_char']")
         own = (premiums or {}).get(want["encoder"], {}).get(want["language"])
         if not (type(own) in (int, float) and type(row["premium"]) in (int, float)
                 and math.isclose(row["premium"], own, rel_tol=1e-9)):
-            expect_close(row["premium"], want["premium"], f"{where}['premium'], as tokenization_premium gives it")
+            expect_close(row["premium"], want["premium"],
+                         say("{where}{key}, as {function} gives it", where=where, key="['premium']",
+                             function="tokenization_premium"))
 
 
 def _value_error(call, what, naming=()):
@@ -90,26 +102,29 @@ def _unescaped_pipes(line: str) -> int:
 
 
 def _check_table(table, rows, what):
-    expect(type(table) is str, f"{what}: expected a str, got {show(table)}")
+    expect(type(table) is str, say("{what}: expected a str, got {got}", what=what, got=show(table)))
     lines = table.rstrip("\n").split("\n")
     expect(len(lines) == len(rows) + 2,
-           f"{what}: expected {len(rows) + 2} lines (header, separator, one per row), got {len(lines)}: {show(table)}")
+           say("{what}: expected {lines} lines (header, separator, one per row), got {got}: {table}", what=what,
+               lines=len(rows) + 2, got=len(lines), table=show(table)))
     columns = list(rows[0])
-    _in_order(lines[0], [_cell(c) for c in columns], f"{what}: the header line")
+    _in_order(lines[0], [_cell(c) for c in columns], say("{what}: the header line", what=what))
     expect("-" in lines[1] and set(lines[1]) <= set("|-: "),
-           f"{what}: the second line should be the separator, got {lines[1]!r}")
+           say("{what}: the second line should be the separator, got {line!r}", what=what, line=lines[1]))
     for i, (line, row) in enumerate(zip(lines[2:], rows, strict=True)):
-        _in_order(line, [_cell(row[c]) for c in columns], f"{what}: the line of row {i}")
+        _in_order(line, [_cell(row[c]) for c in columns], say("{what}: the line of row {row}", what=what, row=i))
     pipes = {_unescaped_pipes(line) for line in lines}
-    expect(len(pipes) == 1, f"{what}: every line should have the same number of cell separators '|' "
-                            f"(a '|' inside a cell is written '\\|'): {show(table)}")
+    expect(len(pipes) == 1, say("{what}: every line should have the same number of cell separators {pipe} "
+                                "(a {pipe} inside a cell is written {escaped}): {table}", what=what, pipe="'|'",
+                                escaped="'\\|'", table=show(table)))
 
 
 def _in_order(line, cells, what):
     start = 0
     for cell in cells:
         found = line.find(cell, start)
-        expect(found >= 0, f"{what} should show {cell!r} (after the cells before it): {line!r}")
+        expect(found >= 0, say("{what} should show {cell!r} (after the cells before it): {line!r}", what=what,
+                               cell=cell, line=line))
         start = found + len(cell)
 
 
@@ -168,8 +183,8 @@ def test_baseline_premium_is_exactly_one_and_languages_keep_order(student, sandb
     parallel, baseline = data
     got = student.tokenization_premium(getattr(sandbox.module("encoders"), name), parallel, baseline=baseline)
     what = f"tokenization_premium({name}, {parallel!r}, baseline={baseline!r})"
-    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
-    expect_equal(list(got), list(parallel), f"the languages of {what}")
+    expect(isinstance(got, dict), say("{what}: expected a dict, got {got}", what=what, got=show(got)))
+    expect_equal(list(got), list(parallel), say("the languages of {what}", what=what))
     expect_equal(got[baseline], 1.0, f"{what}[{baseline!r}]")
     tokens = {lang: sum(len(getattr(encoders, name)(t)) for t in parallel[lang]) for lang in parallel}
     for lang in parallel if tokens[baseline] else ():  # every other language relative to the baseline
@@ -233,9 +248,9 @@ def test_bad_parallel_or_baseline_raises(student, sandbox, data):
 def _check_example_rows(shown, names):
     """The docstring's rows: sorted by encoder then language, each premium the docstring's, or the
     student's own tokenization_premium (the premium is another property's)."""
-    what = "[(r['encoder'], r['language'], r['premium']) for r in rows], the docstring's example"
+    what = say("{call}, the docstring's example", call="[(r['encoder'], r['language'], r['premium']) for r in rows]")
     expect_equal([row[:2] for row in shown], [("chars", "en"), ("chars", "ru"), ("utf8", "en"), ("utf8", "ru")],
-                 f"{what}: the (encoder, language) of each row")
+                 say("{what}: the {pair} of each row", what=what, pair="(encoder, language)"))
     docstring = {("chars", "en"): 1.0, ("chars", "ru"): 1.0, ("utf8", "en"): 1.0, ("utf8", "ru"): 2.0}
     for encoder, language, premium in shown:
         try:
@@ -243,7 +258,8 @@ def _check_example_rows(shown, names):
         except (StudentError, AttributeError):
             mine = None
         if not (type(mine) in (int, float) and type(premium) in (int, float) and math.isclose(premium, mine)):
-            expect_close(premium, docstring[encoder, language], f"{what}: the premium of ({encoder!r}, {language!r})")
+            expect_close(premium, docstring[encoder, language],
+                         say("{what}: the premium of {row}", what=what, row=f"({encoder!r}, {language!r})"))
 
 
 @points(2)
@@ -273,8 +289,9 @@ def test_benchmark_on_course_parallel_data_with_cl100k(student, reference, sandb
     enc = sandbox.module("encoders")
     mine = {"cl100k_base": enc.cl100k, "utf8_bytes": enc.utf8_bytes, "characters": enc.characters,
             "whitespace_words": enc.whitespace_words}
+    sentences = say("<the course's parallel sentences>")
     _check_rows(student.benchmark(mine, parallel), reference.benchmark(encoders.ENCODERS, parallel),
-                "benchmark(<the four encoders>, <the course's parallel sentences>)",
+                f"benchmark({say('<the four encoders>')}, {sentences})",
                 _own_premiums(student, mine, parallel))
 
 
@@ -283,7 +300,7 @@ def test_benchmark_on_course_parallel_data_with_cl100k(student, reference, sandb
 
 def _check_example_table(table, names):
     """The docstring's table, checked for its cells in order, as any table is."""
-    _check_table(table, names["rows"][2:], "render_table(rows[2:]), the docstring's example")
+    _check_table(table, names["rows"][2:], say("{call}, the docstring's example", call="render_table(rows[2:])"))
 
 
 @points(2)

@@ -7,7 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show
+from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, say, show
 from tokcourse.grading import encoders
 from tokcourse.grading import strategies as S
 
@@ -24,8 +24,9 @@ def _is_curve(curve) -> bool:
 
 
 def _check_curve(got, expected, what):
-    expect(isinstance(got, list), f"{what}: expected a list of floats, got {show(got)}")
-    expect(len(got) == len(expected), f"{what}: expected {len(expected)} ratios, got {len(got)}: {show(got)}")
+    expect(isinstance(got, list), say("{what}: expected a list of floats, got {got}", what=what, got=show(got)))
+    expect(len(got) == len(expected), say("{what}: expected {wanted} ratios, got {count}: {got}", what=what,
+                                          wanted=len(expected), count=len(got), got=show(got)))
     for k, (ratio, want) in enumerate(zip(got, expected, strict=True)):
         expect_close(ratio, want, f"{what}[{k}]")
 
@@ -44,7 +45,8 @@ def _own_curve(student, text, max_merges):
     so its properties judge it on the student's own curve (a wrong curve is the curve's properties')."""
     curve = student.ratio_curve(text, max_merges)
     expect(isinstance(curve, list) and all(type(x) in (int, float) for x in curve),
-           f"ratio_curve({text!r}, {max_merges}): expected a list of ratios, got {show(curve)}")
+           say("{what}: expected a list of ratios, got {got}", what=f"ratio_curve({text!r}, {max_merges})",
+               got=show(curve)))
     return curve
 
 
@@ -115,13 +117,16 @@ def test_ratio_curve_starts_at_one_and_never_increases(student, reference, text,
     curve = student.ratio_curve(text, max_merges)
     what = f"ratio_curve({text!r}, {max_merges})"
     expect(_is_curve(curve) and 1 <= len(curve) <= max_merges + 1,
-           f"{what}: expected a list of 1 to {max_merges + 1} ratios, got {show(curve)}")
+           say("{what}: expected a list of 1 to {most} ratios, got {got}", what=what, most=max_merges + 1,
+               got=show(curve)))
     expected = len(reference.ratio_curve(text, max_merges))
     expect(len(curve) == expected,
-           f"{what}: expected {expected} ratios (one per merge the text allows, plus 1.0), got {show(curve)}")
+           say("{what}: expected {wanted} ratios (one per merge the text allows, plus 1.0), got {got}", what=what,
+               wanted=expected, got=show(curve)))
     expect_equal(curve[0], 1.0, f"{what}[0]")
     for k in range(1, len(curve)):
-        expect(0 < curve[k] < curve[k - 1], f"{what}: the ratio rises or stalls at merge {k}: {show(curve)}")
+        expect(0 < curve[k] < curve[k - 1],
+               say("{what}: the ratio rises or stalls at merge {k}: {curve}", what=what, k=k, curve=show(curve)))
 
 
 @hidden
@@ -133,16 +138,19 @@ def test_ratio_curve_stops_early_only_when_no_pair_left(student, reference, text
     """The curve is shorter than max_merges + 1 only when a single token is left (no pair remains)."""
     curve = student.ratio_curve(text, max_merges)
     what = f"ratio_curve({text!r}, {max_merges})"
-    expect(_is_curve(curve), f"{what}: expected a list of ratios, got {show(curve)}")
+    expect(_is_curve(curve), say("{what}: expected a list of ratios, got {got}", what=what, got=show(curve)))
     size = len(text.encode("utf-8"))
     expected_len = min(max_merges + 1, size)  # each merge removes at least one token
     left = round(curve[-1] * size)
     expect(len(curve) == max_merges + 1 or left == 1,
-           f"{what}: stopped after {len(curve) - 1} merges with {left} tokens left (a pair was still there)")
-    expect(len(curve) <= expected_len, f"{what}: {len(curve)} ratios for {size} bytes")
+           say("{what}: stopped after {merges} merges with {left} tokens left (a pair was still there)", what=what,
+               merges=len(curve) - 1, left=left))
+    expect(len(curve) <= expected_len,
+           say("{what}: {ratios} ratios for {size} bytes", what=what, ratios=len(curve), size=size))
     expected = reference.ratio_curve(text, max_merges)
-    expect(len(curve) == len(expected), f"{what}: expected {len(expected)} ratios, got {len(curve)}: {show(curve)}")
-    expect_close(curve[-1], expected[-1], f"{what}[-1], the ratio where the curve stops")
+    expect(len(curve) == len(expected), say("{what}: expected {wanted} ratios, got {count}: {got}", what=what,
+                                            wanted=len(expected), count=len(curve), got=show(curve)))
+    expect_close(curve[-1], expected[-1], say("{what}, the ratio where the curve stops", what=f"{what}[-1]"))
 
 
 @hidden
@@ -168,14 +176,16 @@ def test_merges_for_parity_worked_example(student, run, size, target):
     ("""merges_for_parity('aaaa', 0.5) is 1: the threshold is 0.55 and 1 merge gives 0.5; so on other runs and texts """
      """(each judged on ratio_curve's own answer, with the default tolerance and max_merges).""")
     aaaa = _own_curve(student, "aaaa", 20000)
-    on = f"on ratio_curve('aaaa', 20000) = {show(aaaa)}"
+    on = f"ratio_curve('aaaa', 20000) = {show(aaaa)}"
     _expect_parity(student, ("aaaa", 0.5, 0.10, 20000), _smallest(aaaa, 0.55),
-                   f"merges_for_parity('aaaa', 0.5, 0.10, 20000), {on}")
-    _expect_parity(student, ("aaaa", 1.0), _smallest(aaaa, 1.1), f"merges_for_parity('aaaa', 1.0), {on}")
+                   say("{call}, on {curve}", call="merges_for_parity('aaaa', 0.5, 0.10, 20000)", curve=on))
+    _expect_parity(student, ("aaaa", 1.0), _smallest(aaaa, 1.1),
+                   say("{call}, on {curve}", call="merges_for_parity('aaaa', 1.0)", curve=on))
     text, _curve = _known_curve(run, size, 20000)
     curve = _own_curve(student, text, 20000)
     _expect_parity(student, (text, target), _smallest(curve, target * (1 + 0.10)),
-                   f"merges_for_parity({text!r}, {target!r}), on ratio_curve({text!r}, 20000) = {show(curve)}")
+                   say("{call}, on {curve}", call=f"merges_for_parity({text!r}, {target!r})",
+                       curve=f"ratio_curve({text!r}, 20000) = {show(curve)}"))
 
 
 @points(2)
@@ -193,8 +203,9 @@ def test_parity_returns_smallest_qualifying_k(student, text, target, tolerance, 
         return
     got = student.merges_for_parity(text, target, tolerance, max_merges)
     expect(type(got) is int and 0 <= got < len(curve) and curve[got] <= threshold,
-           f"{what}: {show(got)} merges do not reach the threshold {threshold!r} (curve {show(curve)})")
-    expect_equal(got, expected, f"{what}, on the curve {show(curve)}")
+           say("{what}: {got} merges do not reach the threshold {threshold!r} (curve {curve})", what=what,
+               got=show(got), threshold=threshold, curve=show(curve)))
+    expect_equal(got, expected, say("{what}, on the curve {curve}", what=what, curve=show(curve)))
 
 
 @points(2)
@@ -206,12 +217,14 @@ def test_parity_threshold_is_target_times_one_plus_tolerance(student, text, inde
     """The threshold is target_ratio * (1 + tolerance), met with <= (a ratio equal to it counts)."""
     max_merges = 30
     curve = _own_curve(student, text, max_merges)
-    expect(bool(curve) or len(text.encode("utf-8")) < 2, f"ratio_curve({text!r}, {max_merges}): expected the ratios "
-                                                         f"of the text's merges, got {show(curve)}")
+    expect(bool(curve) or len(text.encode("utf-8")) < 2,
+           say("{what}: expected the ratios of the text's merges, got {got}",
+               what=f"ratio_curve({text!r}, {max_merges})", got=show(curve)))
     if not curve or not all(ratio > 0 for ratio in curve):
         return  # no ratio to put the threshold on: the curve's own properties say what is wrong with it
     target = curve[index % len(curve)] / (1 + tolerance) * nudge  # the threshold lands on (or near) a ratio
-    what = f"merges_for_parity({text!r}, {target!r}, {tolerance!r}, {max_merges}), on the curve {show(curve)}"
+    what = say("{what}, on the curve {curve}", what=f"merges_for_parity({text!r}, {target!r}, {tolerance!r}, "
+                                                    f"{max_merges})", curve=show(curve))
     _expect_parity(student, (text, target, tolerance, max_merges), _smallest(curve, target * (1 + tolerance)), what)
 
 
@@ -253,12 +266,13 @@ def test_real_corpus_ratio_curve_matches_reference(student, reference, sandbox, 
     from tokcourse.assets import use_offline_tiktoken
 
     text = course.path(course.data["corpus"]).read_text(encoding="utf-8")[:CORPUS_CHARS]
-    what = f"ratio_curve(<the first {CORPUS_CHARS} characters of the corpus>, {CORPUS_MERGES})"
+    corpus = say("<the first {chars} characters of the corpus>", chars=CORPUS_CHARS)
+    what = f"ratio_curve({corpus}, {CORPUS_MERGES})"
     _check_curve(student.ratio_curve(text, CORPUS_MERGES), reference.ratio_curve(text, CORPUS_MERGES), what)
     use_offline_tiktoken(course.root)
     expect_close(student.compression_ratio(sandbox.module("encoders").cl100k, text),
                  reference.compression_ratio(encoders.cl100k, text),
-                 f"compression_ratio(cl100k, <the first {CORPUS_CHARS} characters of the corpus>)")
+                 f"compression_ratio(cl100k, {corpus})")
 
 
 # --------------------------------------------------------------------------- bad input

@@ -20,7 +20,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.signatures import graded_functions
-from autograder.suite import expect, expect_bad_input_rules, expect_close, expect_equal, expect_error, show, together
+from autograder.suite import (
+    expect,
+    expect_bad_input_rules,
+    expect_close,
+    expect_equal,
+    expect_error,
+    say,
+    show,
+    together,
+)
 
 points = pytest.mark.points
 hidden = pytest.mark.hidden
@@ -143,10 +152,12 @@ def test_viterbi_segment_is_the_best_of_every_segmentation(student, text, logpro
     pieces, score = _brute_viterbi(text, logprobs)
     got = student.viterbi_segment(text, logprobs)
     what = f"viterbi_segment({text!r}, {logprobs!r})"
-    expect(isinstance(got, tuple) and len(got) == 2, f"{what}: expected a (pieces, score) tuple, got {show(got)}")
-    expect_equal(got[1], score, f"{what}: the score")
+    expect(isinstance(got, tuple) and len(got) == 2,
+           say("{what}: expected a {shape} tuple, got {got}", what=what, shape="(pieces, score)", got=show(got)))
+    expect_equal(got[1], score, say("{what}: the score", what=what))
     segs = [s for s in _segmentations(text, logprobs) if _score(s, logprobs) == score]
-    expect(got[0] in segs, f"{what}: {show(got[0])} is not one of the best segmentations {show(segs)}")
+    expect(got[0] in segs, say("{what}: {got} is not one of the best segmentations {best}", what=what,
+                               got=show(got[0]), best=show(segs)))
 
 
 @points(1)
@@ -191,7 +202,8 @@ def test_expected_counts_are_posterior_piece_counts(student, word_counts, logpro
     got = student.expected_counts(word_counts, logprobs)
     what = f"expected_counts({word_counts!r}, {logprobs!r})"
     expect(isinstance(got, dict) and list(got) == list(logprobs),
-           f"{what}: expected a dict with the keys {list(logprobs)!r} in that order, got {show(got)}")
+           say("{what}: expected a dict with the keys {keys!r} in that order, got {got}", what=what,
+               keys=list(logprobs), got=show(got)))
     for piece, value in expected.items():
         expect_close(got[piece], value, f"{what}[{piece!r}]")
 
@@ -212,19 +224,21 @@ def test_em_step_normalises_expected_counts_and_never_lowers_the_likelihood(stud
     current = {p: v - norm for p, v in logprobs.items()}
     before = _likelihood(word_counts, current)
     for step in range(3):
-        what = f"em_step({word_counts!r}, {current!r}) (step {step + 1})"
+        what = say("{call} (step {step})", call=f"em_step({word_counts!r}, {current!r})", step=step + 1)
         counts = _brute_counts(word_counts, current)
         total = sum(counts.values())
         expected = {p: math.log(c) - math.log(total) for p, c in counts.items() if c > 0}
         got = student.em_step(word_counts, current)
         expect(isinstance(got, dict) and list(got) == list(expected),
-               f"{what}: expected the pieces {list(expected)!r} in that order, got {show(got)}")
+               say("{what}: expected the pieces {pieces!r} in that order, got {got}", what=what,
+                   pieces=list(expected), got=show(got)))
         for piece, value in expected.items():
             expect_close(got[piece], value, f"{what}[{piece!r}]")
         current = got
         after = _likelihood(word_counts, current)
         expect(after >= before - 1e-9 * max(1.0, abs(before)),
-               f"{what}: the marginal log-likelihood fell from {before!r} to {after!r}")
+               say("{what}: the marginal log-likelihood fell from {before!r} to {after!r}", what=what,
+                   before=before, after=after))
         before = after
 
 
@@ -250,7 +264,8 @@ def test_removal_loss_is_the_fall_of_the_viterbi_likelihood(student, word_counts
     got = student.removal_loss(word_counts, logprobs)
     what = f"removal_loss({word_counts!r}, {logprobs!r})"
     expect(isinstance(got, dict) and list(got) == list(expected),
-           f"{what}: expected the pieces {list(expected)!r} in that order, got {show(got)}")
+           say("{what}: expected the pieces {pieces!r} in that order, got {got}", what=what, pieces=list(expected),
+               got=show(got)))
     for piece, value in expected.items():
         if value == math.inf:
             expect_equal(got[piece], math.inf, f"{what}[{piece!r}]")
@@ -278,18 +293,23 @@ def test_train_unigram_keeps_every_character_and_a_distribution_of_the_pinned_si
     result on every run."""
     got = student.train_unigram(text=text, vocab_size=vocab_size, max_piece_len=max_piece_len)
     what = f"train_unigram({text!r}, {vocab_size}, max_piece_len={max_piece_len})"
-    expect(isinstance(got, dict), f"{what}: expected a dict, got {show(got)}")
+    expect(isinstance(got, dict), say("{what}: expected a dict, got {got}", what=what, got=show(got)))
     chars, seed = _seed_size(text, max_piece_len, 10_000)
     missing = sorted(set("".join(_words(text))) - set(got))
-    expect(not missing, f"{what}: the characters {missing!r} are missing: {show(got)}")
+    expect(not missing, say("{what}: the characters {missing!r} are missing: {got}", what=what, missing=missing,
+                            got=show(got)))
     expect(all(isinstance(p, str) and 0 < len(p) <= max_piece_len and any(p in w for w in _words(text))
-               for p in got), f"{what}: a piece is not a substring of a word, or too long: {show(got)}")
-    expect_equal(len(got), max(chars, min(vocab_size, seed)), f"{what}: the number of pieces")
+               for p in got), say("{what}: a piece is not a substring of a word, or too long: {got}", what=what,
+                                  got=show(got)))
+    expect_equal(len(got), max(chars, min(vocab_size, seed)), say("{what}: the number of pieces", what=what))
     if got:
-        expect(all(type(v) is float for v in got.values()), f"{what}: log-probabilities must be floats: {show(got)}")
+        expect(all(type(v) is float for v in got.values()),
+               say("{what}: log-probabilities must be floats: {got}", what=what, got=show(got)))
         total = _logsumexp(list(got.values()))
-        expect(abs(total) <= 1e-9, f"{what}: the probabilities sum to exp({total!r}), not 1")
-    expect_equal(student.train_unigram(text, vocab_size, max_piece_len=max_piece_len), got, f"{what} run again")
+        expect(abs(total) <= 1e-9,
+               say("{what}: the probabilities sum to {sum}, not 1", what=what, sum=f"exp({total!r})"))
+    expect_equal(student.train_unigram(text, vocab_size, max_piece_len=max_piece_len), got,
+                 say("{what} run again", what=what))
 
 
 @hidden
@@ -314,13 +334,14 @@ def test_train_unigram_prunes_smallest_losses_like_reference(student, reference,
     got = student.train_unigram(text, vocab_size, **options)
     what = f"train_unigram({', '.join([repr(text), str(vocab_size), *(f'{k}={v!r}' for k, v in options.items())])})"
     expect(isinstance(got, dict) and list(got) == list(expected),
-           f"{what}: expected the pieces {list(expected)!r}, got {show(got)}")
+           say("{what}: expected the pieces {pieces!r}, got {got}", what=what, pieces=list(expected), got=show(got)))
     for piece, value in expected.items():  # a starved character (-1000) is compared loosely
         if value > -100:
             expect_close(got[piece], value, f"{what}[{piece!r}]", rel=1e-6)
         else:
-            expect(type(got[piece]) is float and got[piece] < -50, f"{what}[{piece!r}]: expected {value!r}, "
-                                                                   f"got {show(got[piece])}")
+            expect(type(got[piece]) is float and got[piece] < -50,
+                   say("{what}: expected {value!r}, got {got}", what=f"{what}[{piece!r}]", value=value,
+                       got=show(got[piece])))
 
 
 # --------------------------------------------------------------------------- bad input

@@ -1,10 +1,12 @@
-"""The suites' own words in Persian (locale/fa/suites.yaml): every property and every locked case
-has a text, no text is left for one that is gone, each text quotes only code the English quotes;
-grading and the self-check show them in a Persian course and the English ones otherwise, with
-the results' names unchanged; a release ships only the texts of the properties it keeps."""
+"""The suites' own words in Persian (locale/fa/suites.yaml): every property, every locked case and
+every message template a suite writes its failures with (``say``) has a text, no text is left for
+one that is gone, each text quotes only code the English quotes and a message keeps its English's
+fields; grading and the self-check show them in a Persian course and the English ones otherwise,
+with the results' names unchanged; a release ships only the texts of the properties it keeps."""
 
 import ast
 import shutil
+import string
 
 import pytest
 import yaml
@@ -19,6 +21,7 @@ from autograder.i18n import speaking
 from autograder.locked.cases import load_cases
 from autograder.locked.run import check_locked
 from autograder.results import LOCKED_PREFIX, Grade, PropertyResult
+from autograder.suite import WORDING, say
 from tests.conftest import ROOT, hidden_properties, leaks
 
 COURSE = load_course(ROOT / "course.yaml")
@@ -41,6 +44,10 @@ ENGLISH = english_descriptions()
 CASES = {(case.exercise, case.name) for case in load_cases(COURSE)}
 
 
+TEMPLATES = {(exercise.module, template) for exercise in COURSE.exercises
+             for template in suite_texts.templates(COURSE.path(exercise.suite).read_text(encoding="utf-8"))}
+
+
 def persian(kind: str) -> dict[tuple[str, str], str]:
     return {(exercise, name): text for exercise, kinds in TEXTS.items()
             for name, text in kinds.get(kind, {}).items()}
@@ -52,9 +59,47 @@ def test_every_property_and_every_locked_case_has_a_persian_text():
     assert sorted(CASES - set(persian("locked"))) == []
 
 
+def test_every_message_of_the_suites_has_a_persian_text():
+    assert len(TEMPLATES) > 100
+    assert sorted(TEMPLATES - set(persian("messages"))) == []
+
+
+def fields(template: str) -> list[tuple[str | None, str | None, str | None]]:
+    """A template's fields, each as its name, conversion and format spec, sorted."""
+    return sorted((name, conversion, spec) for _, name, spec, conversion in string.Formatter().parse(template)
+                  if name is not None)
+
+
+@pytest.mark.parametrize("key", sorted(TEMPLATES))
+def test_a_message_keeps_its_english_fields_and_quotes_only_its_code(key):
+    english, text = key[1], persian("messages")[key]
+    assert fields(text) == fields(english)
+    assert [f for f in suite_texts.code_fragments(text) if f not in english] == []
+    assert bidi.has_prose(text) and "``" not in english
+
+
+def test_say_is_str_format_in_english_and_isolates_each_value_in_persian():
+    template = "{what}: expected a list, got {got}"
+    assert say(template, what="f(1)", got="[1]") == template.format(what="f(1)", got="[1]")
+    token = WORDING.set(("fa", {template: "برای {what} انتظار یک ``list`` می‌رفت، ولی {got!r} به دست آمد",
+                                "after {what}": "پس از {what}"}))
+    try:
+        after = say("after {what}", what="train('a', 1)")
+        assert after == f"پس از {L}train('a', 1){P}"
+        assert say(template, what=after, got="x") == (f"برای {F}{after}{P} انتظار یک {L}list{P} می‌رفت، "
+                                                     f"ولی {L}'x'{P} به دست آمد")
+        assert say("not translated {x}", x=1) == "not translated 1"
+    finally:
+        WORDING.reset(token)
+
+
+L, F, P = bidi.LRI, bidi.FSI, bidi.PDI
+
+
 def test_no_persian_text_is_left_for_a_property_or_case_that_is_gone():
     assert sorted(set(persian("properties")) - set(ENGLISH)) == []
     assert sorted(set(persian("locked")) - CASES) == []
+    assert sorted(set(persian("messages")) - TEMPLATES) == []
 
 
 @pytest.mark.parametrize("key", sorted(ENGLISH))
@@ -102,6 +147,9 @@ def test_a_persian_check_of_locked_cases_names_them_in_persian(tmp_path):
     kept = {name for kinds in shipped.values() for name in kinds["properties"]}
     assert kept and not kept & set(hidden_properties()) and leaks(release) == []
     assert {(e, n) for e, kinds in shipped.items() for n in kinds["locked"]} == CASES
+    said = {(e, t) for e, kinds in shipped.items() for t in kinds.get("messages", {})}
+    assert said and said < TEMPLATES and said == {
+        (e.module, t) for e in course.exercises for t in suite_texts.templates(course.path(e.suite).read_text())}
 
 
 def test_a_persian_release_refuses_a_property_without_its_text(tmp_path):
@@ -119,7 +167,7 @@ def test_a_malformed_file_of_texts_is_one_clear_line(tmp_path):
     bad = tmp_path / "suites.yaml"
     bad.write_text("ex1_merge_tracing:\n  descriptions: {}\n", encoding="utf-8")
     course = PERSIAN.model_copy(update={"suite_texts": {"fa": str(bad)}})
-    with pytest.raises(GraderError, match=r"ex1_merge_tracing: a mapping of properties and locked"):
+    with pytest.raises(GraderError, match=r"ex1_merge_tracing: a mapping of properties, locked and messages"):
         suite_texts.texts(course)
 
 

@@ -70,12 +70,13 @@ def _write_release(course: Course, out: Path) -> list[str]:
     ship_engine(out)
     localize(course, out)
     _keep_stubs(course, out)
-    removed, kept = [], {}
+    removed, kept, said = [], {}, {}
     for exercise in course.exercises:
         text, names = public_suite(course.path(exercise.suite).read_text(encoding="utf-8"))
         _write(out / exercise.suite, text)
         removed += names
         kept[exercise.module] = [node.name for node in _tests(ast.parse(text).body)]
+        said[exercise.module] = suite_texts.templates(text)  # the messages its public properties may write
     prune_suite_support(course, out)
     sealed = seal(course) if course.delivery.locked is not None else {}
     if course.delivery.locked is not None:
@@ -83,7 +84,7 @@ def _write_release(course: Course, out: Path) -> list[str]:
         _write(out / course.delivery.locked, LOCKED_HEADER + sealed_text)
     if course.language in course.suite_texts:
         texts = suite_texts.kept(course, kept, {module: [case["name"] for case in cases]
-                                                for module, cases in sealed.items()})
+                                                for module, cases in sealed.items()}, said)
         _write(out / course.suite_texts[course.language], SUITE_TEXTS_HEADER
                + yaml.safe_dump(texts, sort_keys=False, allow_unicode=True, width=100))
     _write(out / "course.yaml", _release_course_yaml(course))

@@ -27,7 +27,7 @@ from ..errors import GraderError, SandboxFailure
 from ..i18n import _
 from ..isolation import Layout, Standby, WorkerLimits
 from ..results import PropertyResult
-from ..suite import TOGETHER
+from ..suite import TOGETHER, WORDING
 from . import breadth
 from .digest import course_digest
 from .examples import Claim, claimed, run_examples
@@ -231,6 +231,9 @@ class GradingPlugin:
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function):
         test = pyfuncitem.obj
         with contextlib.ExitStack() as undo:
+            wording = WORDING.set((self.course.language,  # suite.say's words in the course's language
+                                   suite_texts.messages(self.course, pyfuncitem.stash.get(_EXERCISE, ""))))
+            undo.callback(WORDING.reset, wording)
             session = pyfuncitem.stash.get(_SESSION, None)
             if session is not None:  # suite.together's calls go to the worker side by side
                 token = TOGETHER.set(functools.partial(breadth.together, session))
