@@ -54,7 +54,7 @@ sandbox-tools:
 	  else echo "warning: missing$$missing (Debian: apt-get install$$missing)"; fi; \
 	fi
 
-# Debian's chromium: tests/test_class_report.py renders the class report in it (headless) to check
+# Debian's chromium: tests/reports/test_class_report.py renders the class report in it (headless) to check
 # that the page loads; without it that test is skipped, saying why.
 report-tools:
 	@if ! command -v chromium >/dev/null; then \

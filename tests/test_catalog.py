@@ -1,4 +1,4 @@
-"""The property suites against the catalog (``tests/catalog.py``): every plausible mistake
+"""The property suites against the catalog (``tests/course/catalog.py``): every plausible mistake
 loses points on the property named after it, every correct alternative gets full marks, the
 reference gets full marks and the stubs get nothing ("not implemented yet" everywhere).
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.catalog import (
+from tests.course.catalog import (
     ALTERNATIVES,
     ALTERNATIVES_DIR,
     MUTANTS,
