@@ -1,5 +1,5 @@
 """A catalog of plausible wrong implementations, as mutations of the reference solutions, and
-of correct alternative implementations; ``tests/test_catalog.py`` grades every one of them.
+of correct alternative implementations; ``tests/course/test_mutant_catalog.py`` grades every one of them.
 
 A :class:`Mutant` is a copy of ``solutions/`` with a few textual replacements: one mistake a
 student could make. It names the property of the exercise's suite whose name describes that
@@ -25,7 +25,7 @@ docstrings and not the reference's incidental choices:
   :data:`BLIND_VARIANTS`.
 
 This module also holds the helpers that build a submission folder and grade it, so that
-``tests/test_catalog.py`` can run gradings in worker processes.
+``tests/course/test_mutant_catalog.py`` can run gradings in worker processes.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ graded: every one now loses points where it should, on a property a student can 
 4. A ``train`` that does not weight pairs by pre-token frequency failed three properties, two of
    them about rules it keeps.
 
-Gradings run in worker processes, as in ``tests/test_catalog.py``.
+Gradings run in worker processes, as in ``tests/course/test_mutant_catalog.py``.
 """
 
 import multiprocessing

@@ -11,7 +11,7 @@ properties' points, per exercise, and nothing else. The figure and each null's s
 exercise are printed (``pytest -s`` shows them).
 
 The nulls are built once and graded once, in two worker processes, as in
-``tests/test_catalog.py``.
+``tests/course/test_mutant_catalog.py``.
 """
 
 import ast

@@ -301,7 +301,7 @@ def workloads(folder: Path) -> dict[str, tuple[list[str], dict[str, str], float]
         "sandbox": ([*PYTEST, "tests/isolation/sandbox", "tests/isolation/test_hostile.py",
                      "tests/isolation/test_canary.py"], {}, 3600),
         "modes": ([*PYTEST, "tests/isolation/test_isolation_modes.py"], {}, 3600),
-        "catalog": ([*PYTEST, "tests/test_catalog.py"], {}, 3600),
+        "catalog": ([*PYTEST, "tests/course/test_mutant_catalog.py"], {}, 3600),
         "stdlib": ([PYTHON, str(folder / "stdlib.py")], {}, 600),
     }
 

@@ -179,7 +179,7 @@ def test_a_lookup_answered_differently_by_a_new_worker_fails_the_property(known_
 
 # --------------------------------------------------------------------------- read in the helper, never here
 
-TOY = Path(__file__).resolve().parent / "fixtures" / "toy_course"
+TOY = Path(__file__).resolve().parents[1] / "fixtures" / "toy_course"
 MARK = "# a submission's own line, which the grader must never parse"
 
 
