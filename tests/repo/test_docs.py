@@ -117,7 +117,9 @@ def test_the_readme_says_how_much_of_each_exercise_the_check_sees():
 
 
 def test_the_tests_readme_places_every_test_file():
-    """tests/README.md says where a new test goes by naming where each kind lives: a file it does
-    not name is one a newcomer cannot find."""
+    """tests/README.md says where a new test goes by naming the folder of each kind: a test outside
+    the folders, or in one it does not name, is one a newcomer cannot find."""
     readme = (ROOT / "tests" / "README.md").read_text(encoding="utf-8")
-    assert [path.name for path in sorted((ROOT / "tests").rglob("test_*.py")) if f"`{path.name}`" not in readme] == []
+    folders = {path.parent for path in (ROOT / "tests").rglob("test_*.py")}
+    assert ROOT / "tests" not in folders
+    assert sorted(folder.name for folder in folders if f"`{folder.name}/`" not in readme) == []
