@@ -54,7 +54,7 @@ sandbox-tools:
 	  else echo "warning: missing$$missing (Debian: apt-get install$$missing)"; fi; \
 	fi
 
-# Debian's chromium: tests/test_class_report.py renders the class report in it (headless) to check
+# Debian's chromium: tests/reports/test_class_report.py renders the class report in it (headless) to check
 # that the page loads; without it that test is skipped, saying why.
 report-tools:
 	@if ! command -v chromium >/dev/null; then \
@@ -95,7 +95,7 @@ test-fast: $(VENV)/.installed
 # writes autograder.pot from the source's marked texts (no line numbers, so that moving code does
 # not change it); messages-update merges it into each language's .po, where the new texts wait for
 # a translator; messages-compile writes the .mo files grading reads, which are committed (the
-# student release and the Gradescope image ship them without Babel). tests/test_catalogs.py checks
+# student release and the Gradescope image ship them without Babel). tests/persian/test_message_catalogs.py checks
 # all three are done. LOCALES names the languages (make messages-update LOCALES="fa de" starts a de).
 LOCALE_DIR := autograder/locale
 # the course's own words (the data fetcher's, tokcourse/assets.py), domain tokcourse

@@ -5,7 +5,7 @@ student's answer with the reference's use. It is ``==`` made strict on types at 
 keys and set members included (``1``, ``1.0`` and ``True`` are three answers), except that a named
 tuple is the plain tuple of its items and NaN is itself.
 
-Two relations are layered on it, each where it is used, and ``tests/test_equality.py`` shows how:
+Two relations are layered on it, each where it is used, and ``tests/engine/test_equality.py`` shows how:
 
 - :func:`identical` (a recorded example comes back exactly, :mod:`autograder.engine.replay`) holds
   only where :func:`same` holds, and also asks for the same classes, float bits, orders and

@@ -7,7 +7,7 @@ translated where it is shown. A placeholder is a named ``{field}`` filled by ``s
 after translation, so a translation may move it but not drop or rename it (the catalog tests
 check that). Babel manages the catalogs (``make messages``: extract ``autograder.pot``, update
 each language's ``.po``, compile its ``.mo``). The ``.mo`` files are committed: the student
-release and the Gradescope image ship this package and no Babel, and ``tests/test_catalogs.py``
+release and the Gradescope image ship this package and no Babel, and ``tests/persian/test_message_catalogs.py``
 checks that each ``.mo`` holds what its ``.po`` says.
 
 The language is the course's (``course.language``, which every channel ships). A function that
@@ -39,7 +39,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 @functools.cache
 def catalog(language: str) -> gettext.NullTranslations:
     """The compiled catalog of ``language`` (English: the source, no catalog). Every language a
-    course may name has one (``tests/test_catalogs.py``); a missing one is a broken install, and
+    course may name has one (``tests/persian/test_message_catalogs.py``); a missing one is a broken install, and
     gettext's FileNotFoundError says which domain."""
     if language == "en":
         return ENGLISH

@@ -3,7 +3,7 @@
 Each is something hypothesis offers no public way to do, and each is checked where it is used:
 an internal that is gone raises :class:`~autograder.errors.GraderError` naming the hypothesis
 found and :data:`HYPOTHESIS`, the version these were written against (the one ``requirements.lock``
-pins); ``tests/test_internals.py`` checks what each does, and that the lock still pins that version,
+pins); ``tests/repo/test_internals.py`` checks what each does, and that the lock still pins that version,
 so an upgrade fails there first, loudly. CPython's private parts, which the sandboxed worker uses
 too, are in :mod:`autograder.isolation.inside.cpython`, standard library only.
 """
@@ -32,7 +32,7 @@ PYTEST_PLUGIN = "_hypothesis_pytestplugin"  # the module hypothesis registers as
 def changed(what: str) -> GraderError:
     """The error of an internal that is not what :data:`HYPOTHESIS` had."""
     return GraderError(f"hypothesis {hypothesis.__version__} has changed {what}, which this engine uses as hypothesis "
-                       f"{HYPOTHESIS} had it: update autograder/internals.py (tests/test_internals.py shows what)")
+                       f"{HYPOTHESIS} had it: update autograder/internals.py (tests/repo/test_internals.py shows what)")
 
 
 def draw_from_the_seed_alone() -> None:

@@ -5,7 +5,7 @@ Test modules may take the fixtures (``root``, ``cli``, ``fetched``, ``course_fil
 names (``from tests.conftest import ROOT, COURSE, autograder``), and the leak scan that a
 student-facing folder must pass (``solution_lines``, ``hidden_properties``, ``leaks``).
 Nothing here imports the course's own packages at load time (the engine, yes):
-``tests/test_engine_generic.py`` grades a toy course and must not depend on them.
+``tests/engine/test_engine_generic.py`` grades a toy course and must not depend on them.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def autograder(*args: str, course: Path | None = COURSE, cwd: Path = ROOT, env: 
                           capture_output=True, text=True, timeout=timeout)
 
 
-# What a student-facing folder must not hold (tests/test_release.py, tests/test_nbgrader.py).
+# What a student-facing folder must not hold (tests/delivery/test_release.py, tests/delivery/test_nbgrader.py).
 MIN_LINE = 25
 
 
@@ -104,12 +104,12 @@ def pytest_addoption(parser):
     parser.addoption("--keep-screenshots", metavar="FOLDER", type=Path,
                      help="copy the screenshots the browser tests take into FOLDER (make screenshots)")
     parser.addoption("--course-file", metavar="COURSE_YAML", type=Path, default=COURSE,
-                     help="the course tests/test_course.py checks (default: this repository's course.yaml)")
+                     help="the course tests/config/test_course.py checks (default: this repository's course.yaml)")
 
 
 @pytest.fixture(scope="session")
 def course_file(request) -> Path:
-    """The course file of ``--course-file``: tests/test_course.py checks it, whatever its exercises."""
+    """The course file of ``--course-file``: tests/config/test_course.py checks it, whatever its exercises."""
     return request.config.getoption("course_file").resolve()
 
 

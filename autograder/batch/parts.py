@@ -41,7 +41,7 @@ class GradingInParts:
     still caps the whole grading's wall time). The hidden parts' results in the course's order, and
     their notes (the same in each), make the grade the whole would give (:meth:`Grade.joined`):
     a part's texts were capped with at least the room the whole leaves them, so capping the
-    joined grade cuts them where the whole would (``tests/test_results.py``). A part that
+    joined grade cuts them where the whole would (``tests/engine/test_results.py``). A part that
     fails fails the submission, with that part's log.
     """
 

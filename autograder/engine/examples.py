@@ -19,7 +19,7 @@ that is only suggested); for ``print(x)`` the answer is ``x``.
 An answer is compared as :func:`autograder.equality.same` compares, and dicts in the docstring's
 order, except that floats agree within a relative 1e-9 (a docstring shows one way to add them
 up). A shown answer that is not a literal (``MergeStep(rank=0, ...)``) is the tuple of its values;
-a printed one is compared as text. ``tests/test_docstring_examples.py`` checks that every example of
+a printed one is compared as text. ``tests/engine/test_docstring_examples.py`` checks that every example of
 every stub is claimed by a public property (or is a locked case's call) and holds on the reference.
 """
 

@@ -1,7 +1,7 @@
 """The isolation layer: everything that starts, confines and talks to a sandboxed worker.
 
 Its contract with the layers above it is this module's names: they import nothing else of it
-(``tests/test_architecture.py``). A :class:`Worker` is one sandboxed
+(``tests/repo/test_architecture.py``). A :class:`Worker` is one sandboxed
 process running student code, seen through :meth:`Worker.request`: one framed request (plain JSON
 data, :mod:`~autograder.isolation.inside.codec`) and its answer at a time, within
 :attr:`WorkerLimits.call_seconds`, every failure a :class:`~autograder.errors.SandboxFailure`; what

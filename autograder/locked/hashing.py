@@ -3,7 +3,7 @@
 :func:`canonical` is the codec's encoding made insensitive to what
 :func:`autograder.equality.same` ignores (named tuples equal tuples, dict and set order do not
 matter), with floats counted to :data:`FLOAT_DIGITS` significant digits and an object that is not
-plain data standing for "some object"; ``tests/test_equality.py`` shows the two agree.
+plain data standing for "some object"; ``tests/engine/test_equality.py`` shows the two agree.
 """
 
 from __future__ import annotations

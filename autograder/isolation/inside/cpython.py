@@ -2,7 +2,7 @@
 in place of a public module whose import every worker's start would pay for (``json``, ``signal``,
 ``socket``, ``importlib.util``); then the grader's, where the standard library has no public way.
 
-``tests/test_internals.py`` checks each against the running Python and its public twin, and fails
+``tests/repo/test_internals.py`` checks each against the running Python and its public twin, and fails
 naming that Python when one changes. Like every file of this folder it imports the standard library
 only: the grader imports it as ``autograder.isolation.inside.cpython``, a worker as ``cpython``.
 """

@@ -3,7 +3,7 @@
 The worker calls :func:`restrict` after Landlock and before it imports student code; like
 Landlock it is one-way, needs no privilege (it sets no_new_privs) and binds every process and
 thread started later. The calls allowed are those the Python runtime, the course's code and the
-engine's own worker code make, measured (``tests/measure_syscalls.py`` re-derives the list):
+engine's own worker code make, measured (``tests/isolation/measure_syscalls.py`` re-derives the list):
 
 - files, as Landlock lets them be reached: open, read, write, stat, list, make and remove
   folders and files, pipes, ``poll``/``select``/``epoll``, reading extended attributes;
@@ -64,7 +64,7 @@ else:  # a worker's, found beside landlock.py on sys.path
     import landlock
 
 # Every call the filter names: (x86_64, aarch64), None where that machine has no such call.
-# tests/test_seccomp.py checks both columns against the kernel's headers.
+# tests/isolation/test_seccomp.py checks both columns against the kernel's headers.
 NUMBERS = {
     "read": (0, 63), "write": (1, 64), "readv": (19, 65), "writev": (20, 66), "pread64": (17, 67),
     "pwrite64": (18, 68), "preadv": (295, 69), "pwritev": (296, 70), "preadv2": (327, 286), "pwritev2": (328, 287),

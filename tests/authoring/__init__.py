@@ -1,0 +1,1 @@
+"""The authoring tools (autograder/authoring/): mutate, bench, new-exercise."""

@@ -1,0 +1,1 @@
+"""course.yaml and what every course must hold (autograder/config.py)."""

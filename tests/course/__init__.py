@@ -1,0 +1,1 @@
+"""This course's suites, exercises and solutions, against known submissions."""

@@ -1,0 +1,1 @@
+"""The delivery channels (autograder/delivery/): release, Gradescope, nbgrader."""

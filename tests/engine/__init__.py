@@ -1,0 +1,1 @@
+"""The grading engine (autograder/engine/) and the shared modules suites use."""

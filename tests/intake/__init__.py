@@ -1,0 +1,1 @@
+"""Taking in a submission (autograder/intake/): staging, zips, notebooks."""

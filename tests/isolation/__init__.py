@@ -1,0 +1,1 @@
+"""The sandbox (autograder/isolation/): what a worker can reach, in every isolation mode."""

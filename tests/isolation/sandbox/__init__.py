@@ -1,0 +1,1 @@
+"""The sandbox's attacks, call by call, on fresh, standby and forked workers."""

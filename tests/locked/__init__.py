@@ -1,0 +1,1 @@
+"""Locked cases (autograder/locked/): the attack a release must survive."""

@@ -1,0 +1,1 @@
+"""The Persian course: translations, message catalogs, glossary, right-to-left layout."""

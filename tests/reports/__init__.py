@@ -1,0 +1,1 @@
+"""What an instructor reads (autograder/reports/): a batch's reports, the class report."""

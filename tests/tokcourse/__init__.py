@@ -1,0 +1,1 @@
+"""The tokcourse package: course data, the tokenizer registry and the tools."""
