@@ -5,7 +5,7 @@ examples (:mod:`autograder.engine.replay`). :func:`own_folder` uses a folder onl
 parent are this user's alone; :func:`keyed_folder` names one by a random key kept beside it,
 where a worker could otherwise tell from its times that someone was graded before it. Why:
 docs/architecture.md, "Recorded examples: the replay" (who may write them); docs/security.md,
-"A zygote's children".
+"Where it holds: the isolation matrix".
 """
 
 from __future__ import annotations
