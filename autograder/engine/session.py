@@ -75,7 +75,7 @@ def _written_set(value: set | frozenset) -> str:
 
 class CallText:
     """A call as messages show it (:func:`shown_call`), written out only when a message is: it
-    cost about a tenth of a call's round trip, and almost every call succeeds. A message is
+    is costly next to a round trip, and almost every call succeeds. A message is
     written when the failure is raised, before the suite can change the arguments."""
 
     __slots__ = ("label", "args", "kwargs")
@@ -395,9 +395,8 @@ class Session:
 
     def _reply(self, answer: bytes, message: dict, call: Call, payload: bytes, timeout: float) -> Any:
         """The decoded answer: plain data, student objects, or the failure it reports. Decoding an
-        answer, which came back in time, has the call's time limit again (an answer within the
-        size limit takes a second or two): longer, and the answer is too big, which is the
-        student's."""
+        answer, which came back in time, has the call's time limit again (ample for an answer
+        within the size limit): longer, and the answer is too big, which is the student's."""
         started = self.clock()
         try:
             reply = codec.loads(answer, self._handle_in(self._label_for(message, call)),

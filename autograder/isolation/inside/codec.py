@@ -148,8 +148,7 @@ def named_class(name: str, fields: tuple[str, ...]) -> type:
 
 def named_classes() -> Any:
     """The cache of named-tuple classes (``functools.lru_cache``'s), made at its first use: importing
-    functools and collections was about half of what a worker's start imports, and most workers
-    never see a named tuple."""
+    functools and collections weighs on a worker's start, and most workers never see a named tuple."""
     global _named_classes
     if _named_classes is None:
         from collections import namedtuple

@@ -309,7 +309,7 @@ def call_member(request, handles, roots):
 
 def with_site_packages(folders):
     """What ``site`` gives every Python, less its ``.pth`` files: the worker starts with ``-S``,
-    since running them (an editable install's finder, setuptools' hook) took two thirds of its
+    since running them (an editable install's finder, setuptools' hook) was most of its
     start. Student code still imports installed packages and finds ``exit``, ``quit`` and ``help``."""
     import site
 
