@@ -1,22 +1,13 @@
 """The course definition: ``course.yaml`` loaded through a validated schema.
 
-The engine knows nothing about any particular course. A course is a YAML file naming its
-student package, its hidden solutions, one property suite per exercise, the points, the
-time and resource budgets, the caps on feedback, the hypothesis settings and its data files.
-Every path in the file is relative to the file's own folder; the file may have any name, and
-``Course.file`` is where it was read from, so every command that hands the course on (to a
-grader process, an nbgrader config) names that file and not some ``course.yaml`` beside it.
-``delivery`` names what the delivery channels ship (:mod:`autograder.delivery`), the
-course text they write (``delivery.templates``) and the course's texts in other languages
-(``delivery.translations``); ``language`` is the one students read, which every channel
-stores in the course file it ships. ``suite_texts`` names, per language, the file of the
-suites' own words in it (properties' descriptions, locked cases' names), which grading shows
-(:mod:`autograder.suite_texts`). A course without ``solutions`` is a student release.
-
-A malformed file never produces a traceback: :func:`load_course` raises
-:class:`CourseConfigError` with one line per problem, each naming the key. Before a command
-grades or builds anything, :func:`check_course` checks the course whole (each exercise's
-reference and stub, each suite importing, the data where it grades), the same way.
+The engine knows no particular course: a course file (of any name; :attr:`Course.file` is where
+it was read from, and every command that hands the course on names it) gives the package,
+solutions, suites, points, budgets, feedback caps, hypothesis settings, data files, what the
+channels ship (``delivery``), its ``language`` and its ``suite_texts``; every path in it is
+relative to its folder, and a course without ``solutions`` is a student release.
+:func:`load_course` raises :class:`CourseConfigError` with one line per problem, each naming the
+key; :func:`check_course` checks the course whole before a command grades or builds anything.
+The keys: docs/authors.md, "The course file".
 """
 
 from __future__ import annotations

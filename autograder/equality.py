@@ -1,17 +1,10 @@
 """Equality as grading means it: the one relation that decides points, and the stricter one above it.
 
-:func:`same` decides points: what ``autograder.suite.expect_equal`` and every property comparing a
-student's answer with the reference's use. It is ``==`` made strict on types at every level, dict
-keys and set members included (``1``, ``1.0`` and ``True`` are three answers), except that a named
-tuple is the plain tuple of its items and NaN is itself.
-
-Two relations are layered on it, each where it is used, and ``tests/engine/test_equality.py`` shows how:
-
-- :func:`identical` (a recorded example comes back exactly, :mod:`autograder.engine.replay`) holds
-  only where :func:`same` holds, and also asks for the same classes, float bits, orders and
-  sharing;
-- a locked case's ``canonical`` bytes (:mod:`autograder.locked.hashing`) are equal for
-  values that cross the sandbox exactly where :func:`same` holds, floats to 10 significant digits.
+:func:`same` decides points (``==`` made strict on types at every level, named tuples as plain
+tuples, NaN as itself); :func:`identical`, for a recorded example that must come back exactly
+(:mod:`autograder.engine.replay`), also asks for the same classes, float bits, orders and
+sharing. Why, and how a locked case's hashing agrees: docs/architecture.md, "What decides
+points: one equality"; ``tests/engine/test_equality.py`` shows how they are layered.
 """
 
 from __future__ import annotations

@@ -1,31 +1,12 @@
 """The bad-input rules every graded function shares, checked from its signature alone.
 
-A course whose functions check their arguments by their annotations (``list[int]`` is a list of
-ints, and nothing else) states the rules once; :func:`autograder.suite.expect_bad_input_rules`
-checks them on every parameter of every graded function of an exercise
-(:func:`autograder.signatures.graded_functions`), so that a function added to a stub is covered
-without a suite change. For each parameter, with
-valid values before it, each value that breaks a rule must raise a ``TypeError`` whose message
-names the parameter:
-
-- ``True`` where an ``int`` or a ``float`` is expected (a bool is not a number);
-- ``0`` and ``1`` where a ``bool`` is;
-- ``bytes`` where a ``str`` is, a tuple where a list is (and a list where a tuple is), a list of
-  pairs where a dict is, and a number where a callable is;
-- a tuple of one item fewer or one more than ``tuple[X, Y]`` names;
-- a container of the right kind holding one item of the wrong type (at the end, after valid
-  ones; a dict with one key or one value of the wrong type);
-
-and where a set is accepted, a ``frozenset`` with the same items must be answered as the set is.
-A class the stub defines (``list[MergeStep]``) is not looked into, and an unannotated
-parameter has no rule.
-
-Valid values come from the annotations (``int``: 2, ``str``: ``"ab"``, a container: one or two
-valid items), or from the suite by parameter name where that is not valid (``values``), and a
-``Callable`` parameter gets ``callable_value`` (a support module's function in the sandbox).
-A parameter with a default before the one checked is left out, and the one checked is then
-passed by keyword. The calls are the same at every grading: no example is drawn. This module
-says what the calls are; ``autograder.suite`` makes them and judges the answers.
+For each parameter of a graded function (:func:`autograder.signatures.graded_functions`), with
+valid values before it, this module says which calls break a rule its annotation states
+(``True`` for an ``int``, bytes for a ``str``, a tuple for a list, one item of the wrong type in a
+container, ...), each of which must raise a ``TypeError`` naming the parameter, and which
+``frozenset`` must be answered as its set. Valid values come from the annotations, or from the
+suite (``values``, ``callable_value``). :func:`autograder.suite.expect_bad_input_rules` makes the
+calls and judges them. The rules in full: docs/authors.md, "Suites".
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """The result model: what grading one submission found, as every part of the engine reads it.
 
-The pytest plugin records a :class:`PropertyResult` per property (self-check adds one per
-locked case); a :class:`Grade` holds a submission's results, the notes its reader gets and
-the seconds grading took. Reports, the gradebook, self-check and nbgrader read a Grade.
-Gradescope's ``results.json`` appears only at the edges: :meth:`Grade.to_gradescope` writes
-it and :meth:`Grade.from_gradescope` reads the one a grader process wrote. Each test there
-has ``name``, ``score``, ``max_score``, ``status``, ``visibility`` (``visible`` for public
-properties, ``after_published`` for hidden ones), ``output`` and ``extra_data``. The document
-holds no time at all (Gradescope's ``execution_time`` is left out): a time is shaped by the
-hidden properties' work, which student code that saw their inputs chooses, and a student reads
-this document. So grading the same submission twice gives the same bytes, whatever its hidden
-inputs; the time a grading took is the instructor's, in the gradebook. Every text is capped
-(``limits.feedback_chars`` per text, ``limits.report_chars`` per report) with a marker where it
-was cut: student code decides how long its messages are.
+The pytest plugin records a :class:`PropertyResult` per property (self-check adds one per locked
+case); a :class:`Grade` holds a submission's results, the notes its reader gets and the seconds
+grading took, and is what reports, the gradebook, self-check and nbgrader read. Gradescope's
+``results.json`` appears only at the edges (:meth:`Grade.to_gradescope`,
+:meth:`Grade.from_gradescope`); it holds no time, and every text in it is capped with a marker.
+Why: docs/gradescope.md, "What the bundle does on Gradescope"; docs/security.md, "Hidden inputs
+never reach public feedback".
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """An exercise's graded functions and docstring examples, read from the course's untouched stubs.
 
-The stubs (``stubs`` in the course file, by default the package itself, which in the course is
-the stubs) are the contract: each public function, and each public method of a public class,
-is a graded function, and its parameters' annotations name the types the bad-input rules hold
-them to (:mod:`autograder.input_rules`). Every ``>>>`` example in a docstring is a worked
-example a property must check (:mod:`autograder.engine.examples`). The stubs are read with
-``ast`` and :mod:`doctest`'s parser, never imported: in a student release they sit beside the
-student's code.
-
-An annotation becomes a :class:`Type`, a small closed algebra: the scalars ``int``, ``float``,
-``bool``, ``str``, ``bytes`` and ``None``; ``list``, ``tuple``, ``dict``, ``set`` and
-``frozenset`` with their item types; ``X | Y``; ``Callable``; a class the module defines
-(``MergeStep``), whose instances the rules do not look into; and ``any`` for the rest (no
-annotation, a name the rules do not know).
+The stubs (``stubs`` in the course file, by default the package) are the contract: each public
+function, and public method of a public class, is graded (:func:`graded_functions`), its
+annotations read as a :class:`Type` (scalars, containers with their item types, ``X | Y``,
+``Callable``, a class the module defines, ``any`` for the rest) for the bad-input rules
+(:mod:`autograder.input_rules`); each ``>>>`` example is one a property must check
+(:mod:`autograder.engine.examples`). Stubs are read with ``ast`` and :mod:`doctest`'s parser,
+never imported. Why: docs/authors.md, "Suites".
 """
 
 from __future__ import annotations

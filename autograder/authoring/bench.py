@@ -1,15 +1,10 @@
 """``python -m autograder bench``: what grading costs, measured side by side.
 
-Reports the worker's start-up time and round-trip overhead with every sandbox layer this
-machine has and with resource limits only, side by side; the time to grade one submission (by
-default the course's first sample); and batch throughput on copies of it with one job against
-two. Figures are ratios and medians of a few runs, never pass/fail.
-
-``--json`` prints one JSON object instead, the figures :data:`KEYS` describes (wall seconds of
-real gradings, a batch's rate, and how far a grading is from its floor); ``--write-results PAGE``
-writes them as the results page (docs/results.md). ``--profile`` grades the solutions and
-the stubs in this process under cProfile and splits the time by where it went
-(:func:`profile`).
+It prints a worker's start and round trip with every sandbox layer against resource limits
+only, one grading and a batch on one job against two: ratios and medians, never pass/fail.
+``--json`` prints the figures :data:`KEYS` describes, ``--write-results PAGE`` writes them as
+the results page (:func:`results_page`), and ``--profile`` splits a grading's time by where it
+went (:func:`profile`). docs/development.md, "Benchmarks"; the figures: docs/results.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """A new exercise's files, as ``autograder new-exercise NAME`` writes them: the course author's first step.
 
-For an exercise module ``NAME`` it writes:
-
-- the stub students start from, ``<package>/NAME.py``: a module docstring where the task, the
-  rules and a worked example go, and one function that raises ``NotImplementedError``;
-- the reference, ``<solutions>/NAME.py``: the same function, solved;
-- the suite, ``<suites>/NAME.py``: the imports a suite needs, a public property that needs no
-  reference (the student release's self-check keeps it) and, from two points on, a hidden one
-  that compares with the reference; their points add up to the exercise's;
-- its entry at the end of ``exercises:`` in the course file, and ``total_points`` raised by
-  its points unless it is a bonus (the course file's comments and layout are kept);
-- for each language the course has texts in (``delivery.translations``, ``suite_texts``):
-  the exercise's title, its module's docstrings and its properties' descriptions, each the
-  English text under a comment saying it waits for a translator.
-
-The example function (``solve``, the sum of a list) is a placeholder of the right shape: the
-author replaces it, its docstrings and its properties with the exercise's own. Nothing is
-overwritten: a module the course has already, or any file in the way, stops it with one line,
-before anything is written.
+It writes the stub, the reference and the suite for the exercise module ``NAME`` (a placeholder
+function, ``solve``, the sum of a list, with a public and a hidden property), adds it to the
+course file (``exercises:``, ``total_points``; comments and layout kept), and placeholders for
+its texts in each of the course's other languages. Nothing is overwritten: a module the course
+has, or a file in the way, stops it before anything is written. What each file holds and what
+to do next: docs/authors.md, "Adding an exercise".
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The canary: before official grading, a hostile probe tries the very sandbox that will grade.
 
-Once per batch (``grade``, Gradescope's ``run_autograder``) and once per nbgrader autograde
-process, a built-in probe runs in a worker with the course's limits and tries what student
-code must never do: read a solution and a suite, write into the course folder and the
-output folder, read another staged submission, connect to a TCP socket the grader listens
-on, signal the grader, read or set the grader's limits, priority or affinity, change the
-mode, owner, times or extended attributes of a file it can read, hold a lock on it, watch a
-folder with inotify, and start more processes than the course allows. If anything gets
-through, grading is refused (:class:`~autograder.isolation.IsolationRefused`, exit status 3).
-
-What reaches the host is judged from the host (the grader's own look at the files, its
-limits and its locks), not from what the probe says: a write into bubblewrap's private
-``/tmp`` succeeds in the sandbox and leaves nothing on the host.
+Once per batch, nbgrader process and Dask worker, a built-in probe runs in a worker with the
+course's limits and tries what student code must never do (read a solution, write into the
+course, signal the grader, ...); if anything gets through, grading is refused
+(:class:`~autograder.isolation.IsolationRefused`, exit status 3). What reaches the host is
+judged from the host, not from what the probe says. What it tries and why: docs/security.md,
+"The canary".
 """
 
 from __future__ import annotations

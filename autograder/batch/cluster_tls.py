@@ -1,18 +1,10 @@
 """Who may join a grading cluster: mutual TLS, and plain TCP only when the instructor insists.
 
-Whoever reaches a Dask scheduler that asks for no credentials runs code on its workers (and
-so reads the solutions and the hidden suites, or patches the graders) and hands the client
-whatever results it likes. So ``grade --cluster`` speaks TLS both ways: the scheduler, every
-worker and the client each present the certificate that ``python -m autograder cluster-certs
---out DIR`` makes, and each accepts only peers whose certificate that command's CA signed.
-The CA's key is thrown away once it has signed, so nobody can sign another certificate;
-running the command again makes a new set, which replaces the old everywhere. Whoever can
-read ``DIR/cluster-key.pem`` can join the cluster: the folder is its maker's alone.
-
-A ``tcp://`` scheduler asks for no credentials, so it is refused wherever it is, loopback
-included: every local user reaches ``127.0.0.1``, and a scheduler started without ``--host``
-listens on every interface whatever address the client dials. ``--unsafe-cluster-tcp`` uses
-one anyway.
+``grade --cluster`` speaks TLS both ways: the scheduler, every worker and the client present a
+certificate that ``python -m autograder cluster-certs --out DIR`` makes, and accept only peers
+that command's CA signed (its key is thrown away once it has signed). A ``tcp://`` scheduler is
+refused, loopback included, unless ``--unsafe-cluster-tcp``. Why: docs/cluster.md, "How it
+stays safe and complete".
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """The gradebook: a SQLite record of every grading run, and ``grades.csv`` made from it.
 
-Each run stores the submission's name and content hash, the exercises graded (``all``, or
-those ``grade --exercise`` chose), the course's seed, the engine version, a hash of the course
-(its course file, suites and solutions), the isolation mode, the time taken and the per-test
-results. A submission whose latest grading has the same hashes, exercises, seed and engine
-version is already graded and can be skipped.
-
-``grades.csv`` is opened in spreadsheets, which run a cell starting with ``=``, ``+``, ``-``,
-``@``, a tab or a carriage return as a formula (:data:`FORMULA_STARTS`); a submission's name
-comes from a student, so such a cell is written with a leading ``'``, as spreadsheet programs
-export text.
+Each run stores the submission's name and content hash, the exercises graded, the seed, the
+engine version, the course's hash, the isolation mode, the time taken and the per-test results;
+a submission whose latest grading has the same hashes, exercises, seed and engine version is
+skipped. ``grades.csv`` writes a cell that a spreadsheet would run as a formula
+(:data:`FORMULA_STARTS`) with a leading ``'``. What a batch writes: docs/instructors.md, "What a
+batch writes".
 """
 
 from __future__ import annotations

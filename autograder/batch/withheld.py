@@ -1,18 +1,11 @@
 """An output folder's reports, out of every worker's reach while a batch grades.
 
-A worker cannot read the output folder (Landlock), but where nothing hides the machine's paths
-from it (Landlock alone, Docker's default, an unprivileged user without bubblewrap) it can
-``stat`` any path it can name, which Landlock does not refuse: the size and times of a classmate's
-``results.json`` would tell whether they were graded and whether they passed (a failing report is
-larger), the gradebook's size how many were graded. So while a batch runs, the output folder's
-reports (the earlier batches' too), ``gradebook.sqlite`` and ``grades.csv`` live in a folder of it
-named ``.grading-`` and 32 random hex digits, the grader's alone (0700), which no worker is told
-and none can list; the batch writes there, and when it ends they move back, a rename each.
-
-A batch that was killed leaves that folder behind: the next batch on the same output moves what
-it holds back first, so nothing graded is lost. A batch holds a lock on its folder while it runs,
-and a second batch on the same output stops rather than take it (their gradebooks would overwrite
-each other).
+While a batch runs, the output folder's reports, ``gradebook.sqlite`` and ``grades.csv`` live in
+a folder of it named ``.grading-`` and 32 random hex digits, the grader's alone (0700), and move
+back when it ends, a rename each; a batch that was killed leaves it behind, and the next batch
+on the same output moves it back first. A batch holds a lock on its folder, and a second one on
+the same output stops. Why (a worker may ``stat`` a path it can name): docs/security.md,
+"Where it holds: the isolation matrix".
 """
 
 from __future__ import annotations

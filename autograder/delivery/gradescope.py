@@ -1,33 +1,13 @@
 """A Gradescope autograder: ``python -m autograder gradescope --out autograder.zip``.
 
-The zip holds the course as the grader needs it (``course.yaml``, the engine, the package
-with its provided files, the solutions, every suite, the support modules, the data files and
-read-only paths ``course.yaml`` names, and ``delivery.include``), plus Gradescope's two
-scripts:
-
-- ``setup.sh`` (run once, as root, when Gradescope builds the image): installs Python's venv
-  support and bubblewrap with apt, makes ``/autograder/venv`` from the course's pinned lock
-  files, makes the solutions and suites readable by root only, and grades the solutions once
-  (``run_autograder --record``), which records the properties' examples in root's cache
-  (:mod:`autograder.engine.replay`) for every submission's grading to replay;
-- ``run_autograder`` (run per submission, as root): grades ``/autograder/submission`` with
-  ``python -m autograder grade`` into ``/autograder/results/results.json``. The engine runs
-  student code in its sandbox as an unprivileged user of its own, which cannot read the
-  solutions even where bubblewrap is missing.
-
-``gradescope --out ex1.zip --exercise ex1_merge_tracing`` makes a bundle that grades that
-exercise alone (its score is out of that exercise's points), for a course that hands in one
-notebook a week: one Gradescope assignment, and one bundle, per exercise.
-
-``AUTOGRADER_ROOT`` moves ``/autograder`` and ``AUTOGRADER_PYTHON`` picks the Python (both
-for trying the bundle outside Gradescope). :func:`replay` does that:
-``python -m autograder gradescope --run SUBMISSION [--zip autograder.zip] [--out DIR]`` lays out
-``/autograder`` in ``DIR`` (kept) or a temporary folder (the bundle in ``source/``, the
-submission as Gradescope places uploads: files as they are, a zip unpacked by the code that
-reads every submission, :func:`autograder.intake.staging.unpack`, names with backslashes split
-into folders), runs
-``run_autograder`` with this Python in place of ``setup.sh``'s venv, and checks
-``results/results.json`` against Gradescope's format (``gradescope_results.schema.json``).
+The zip holds the course as the grader needs it (engine, package, solutions, suites, support
+modules, data, ``delivery.include``) and Gradescope's two scripts, ``setup.sh`` (once, as root:
+the venv, bubblewrap, the solutions root's alone, their examples recorded) and
+``run_autograder`` (per submission: ``python -m autograder grade``). ``--exercise`` makes a
+bundle for one exercise. :func:`replay` (``gradescope --run SUBMISSION``) lays out
+``/autograder`` (``AUTOGRADER_ROOT``) in a folder, runs ``run_autograder`` with this Python
+(``AUTOGRADER_PYTHON``) and checks ``results.json`` against ``gradescope_results.schema.json``.
+What the bundle does and why: docs/gradescope.md, "What the bundle does on Gradescope".
 """
 
 from __future__ import annotations

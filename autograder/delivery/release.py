@@ -1,28 +1,11 @@
 """The student release: the folder students receive, with no solution code and no hidden property.
 
-``python -m autograder release --out DIR`` writes:
-
-- the course's package folder (the stubs and whatever else students start from);
-- the engine (``autograder/``) and the files ``delivery.include`` names (support packages,
-  data, the lock file of dependencies), and the sandbox's support modules;
-- each suite with only its *public, reference-free* properties: a hidden property is removed,
-  and so is a public one that compares with the reference solutions, since the release has
-  none; what those compared is covered by the locked known-answer cases instead;
-- the locked cases, sealed (:func:`autograder.locked.seal.seal`: salted hashes, no answers);
-- ``course.yaml`` without ``solutions`` and ``samples``: a course without solutions is a
-  release, where the engine allows a suite's points to fall short of its exercise's and
-  ``check`` also runs the locked cases;
-- ``stubs/``, a copy of each exercise's stub as shipped, whose signatures and docstring examples
-  ``check`` reads (the students' edits of the package must not change them), named by ``stubs``
-  in the release's ``course.yaml``;
-- a README for students on self-check, the data to fetch and submission, from the course
-  text ``release_readme`` (:func:`~autograder.delivery.shipping.course_text`). The engine
-  knows no course's data tool: ``delivery.fetch`` in the course file names the command, and
-  the sandbox's ``env`` (``{root}`` read as the release folder) says where the fetched files
-  are looked for.
-
-All of it is in the course's ``language`` (:mod:`autograder.translation`): the package's docstrings,
-the titles and the README; ``course.yaml`` records the language.
+``python -m autograder release --out DIR`` writes the package, the engine and
+``delivery.include``; each suite with only its public, reference-free properties; the locked
+cases, sealed (:func:`autograder.locked.seal.seal`); ``course.yaml`` without ``solutions`` and
+``samples``; ``stubs/``, the stubs as shipped, which ``check`` reads; and a README from the
+course text ``release_readme``. All of it in the course's ``language``
+(:mod:`autograder.translation`). What it holds and why: docs/release.md, "1. Make the release".
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """Requests of one property that can go to its worker together, sent in batches.
 
-Two kinds of work run side by side, each piece in a greenlet of its own (a *task*): the recorded
-examples of a replayed property (:func:`replay`), and the independent calls a suite hands to
-:func:`together` (say, ``token_to_id`` of every token). When every task still running waits on
-the worker, their pending requests go to it as one frame, in the tasks' order, and the worker
-answers each in turn (``answer_batch`` in :mod:`autograder.isolation.inside.worker`); each task
-then goes on with its own answer. A property whose calls chain (encode, then decode the answer)
-costs as many round trips as its longest chain, not one a call.
-
-Each task keeps its own state of the random generators hypothesis manages and its own record of
-what the student's code printed. A batch has what is left of the property's time budget, all
-its calls together. Anything that goes wrong in a batch stops every task. A call that runs past
-its time fails the replay, as it would fail one example after another (the session keeps the
-failure, so the property's hypothesis run meets it again without waiting again:
-:class:`~autograder.engine.session.Overruns`); anything else (the worker dies) and a replay says
-it could not tell, and the property is replayed one example after another on a fresh worker
-(:func:`autograder.engine.replay.passes`); :func:`together` makes its calls one after another.
-docs/architecture.md says why a batch carries nothing between submissions, or from hidden
-properties to public ones.
+Each piece of work runs in a greenlet of its own (a *task*), with its own state of hypothesis's
+random generators and its own printed text: the recorded examples of a replayed property
+(:func:`replay`) and the independent calls a suite hands to :func:`together`. When every task
+still running waits on the worker, their requests go to it as one frame, in the tasks' order
+(``answer_batch`` in :mod:`autograder.isolation.inside.worker`), and each task goes on with its
+answer. What a frame may carry, and what a failed batch does: docs/architecture.md, "Side by
+side: one round trip for many calls".
 """
 
 from __future__ import annotations

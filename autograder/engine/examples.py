@@ -1,26 +1,12 @@
 """A stub's docstring examples, run on the student's code: the ones a property claims.
 
-A suite marks a property with the ``>>>`` examples of its exercise's stub that it checks::
-
-    @pytest.mark.examples("viterbi_segment('ab', logprobs)")
-
-and the engine runs each one on the student's code before the property's own checks: the
-statements before it in its docstring (``logprobs = {...}``), then the example, whose answer must
-be what the docstring shows. The stub's names are the student's (``viterbi_segment`` is the
-student's function, through the sandbox); ``using`` binds other names of the example to a support
-module's attributes in the sandbox (``using={"utf8": "encoders.utf8_bytes"}``: a function the
-docstring writes as a ``lambda``, which cannot be handed to code in the sandbox), and ``given``
-binds names to plain values (``given={"steps": [...]}``: what the docstring's ``trace_merges``
-gives, so that an example of ``token_tree`` tests ``token_tree`` alone, whatever the student's
-``trace_merges`` does); the statements that assign those names are left out. ``check``, a
-function ``check(answer, names)``, checks the answer in the property's own way instead (a layout
-that is only suggested); for ``print(x)`` the answer is ``x``.
-
-An answer is compared as :func:`autograder.equality.same` compares, and dicts in the docstring's
-order, except that floats agree within a relative 1e-9 (a docstring shows one way to add them
-up). A shown answer that is not a literal (``MergeStep(rank=0, ...)``) is the tuple of its values;
-a printed one is compared as text. ``tests/engine/test_docstring_examples.py`` checks that every example of
-every stub is claimed by a public property (or is a locked case's call) and holds on the reference.
+A suite marks a property with the ``>>>`` examples of its exercise's stub that it checks
+(``@pytest.mark.examples("viterbi_segment('ab', logprobs)", using=..., given=..., check=...)``),
+and the engine runs each on the student's code, through the sandbox, before the property's own
+checks; the answer must be the docstring's, as :func:`autograder.equality.same` compares, dicts
+in the docstring's order, floats within a relative 1e-9. What ``using``, ``given`` and ``check``
+do: docs/authors.md, "Suites"; ``tests/engine/test_docstring_examples.py`` checks that every example is
+claimed and holds on the reference.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """What ran past its time while one exercise was graded, and what that does to the calls after it.
 
-A property stops at its first time-out (:class:`~autograder.errors.TimedOut` is a
-``BaseException``, which hypothesis neither catches nor shrinks through). Without more, an
-exercise whose function hangs would still wait out a limit once in every property that calls it.
-So the properties of an exercise share an :class:`Overruns` (one for its public properties and
-locked cases, another for its hidden ones, so that what a hidden property met changes no public
-grade), and a function's time-outs change its later calls from other properties:
-
-- once it ran past its time (its call limit, what was left of its property's budget, or it took
-  most of a budget that ran out), each of its calls in another property has
-  :data:`AFTER_SECONDS` at most: a function that is slow only on big inputs still answers a
-  small one, and a property that does not call it is graded as ever;
-- once it ran past that too, it is not called again: every later call fails at once (kind
-  ``overran``), in the same words for each property, which the feedback says once.
-
-So a function that hangs costs its exercise one limit and :data:`AFTER_SECONDS`, not one limit
-a property. In the property where it ran past its time, the same call again (the property run
-by hypothesis after a replay that met the time-out, to word its feedback) fails at once with
-the same words: the feedback is the one a grading without a replay gives.
+The properties of an exercise share an :class:`Overruns` (one for its public properties and
+locked cases, another for its hidden ones): once a function ran past its time, its calls from
+other properties get :data:`AFTER_SECONDS` at most, and once it ran past that too, every later
+call fails at once (kind ``overran``), so that a function that hangs costs its exercise one
+limit, not one a property. Why and how: docs/architecture.md, "A function that hangs".
 """
 
 from __future__ import annotations

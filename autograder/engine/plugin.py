@@ -89,8 +89,8 @@ class GradingPlugin:
         config.addinivalue_line("markers", "hidden: feedback shows only the property's name and a one-line reason")
         config.addinivalue_line("markers", "examples(*sources, check=None, using=None, given=None): the stub's "
                                            "docstring examples the property checks (autograder.engine.examples)")
-        # The feedback is this plugin's own; pytest's long traceback of each failure (source lines
-        # of every frame, hypothesis's included) is never shown, and cost half of a zero's grading.
+        # The feedback is this plugin's own; pytest's long traceback of each failure is never
+        # shown, and was a large part of the cost of grading a submission that fails everything.
         # A suite that cannot be loaded shows its traceback (plain Python's); a property's failure,
         # once collected, only its message (pytest_collection_finish).
         config.option.tbstyle = "native"

@@ -66,11 +66,9 @@ def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, firs
     args = [str(course.path(e.suite)) for e in plugin.chosen] + [
         "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
-        # they only warn, of what student code (in the workers) cannot cause; unraisableexception
-        # also collected the garbage five times at the end of every grading
+        # they only warn, of what student code (in the workers) cannot cause, and cost time
         "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
-        # of the installed plugins only hypothesis's: loading the others (anyio's, platformdirs')
-        # and rewriting their modules' asserts took a second of every grader process's first grading
+        # of the installed plugins only hypothesis's: loading the others slowed every first grading
         "--disable-plugin-autoload", "-p", internals.PYTEST_PLUGIN,
         f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
     ] + (["-x"] if first_failure else [])

@@ -1,37 +1,13 @@
 """Student objects seen from the grader: remote proxies over a sandboxed worker.
 
-A :class:`Session` is one property's view of one submission. ``session.module(name)``
-returns a :class:`Remote` for a module imported in the worker; attribute access and calls
-on it are requests to the worker, and their results come back as plain data, or as new
-``Remote`` objects when they are not plain data (a tokenizer instance, a bound method):
-
-    tok = student.SpecialTokenizer()     # a Remote for the object living in the worker
-    tok.train("the cat", 3)              # a call in the worker
-    tok.vocab_size                       # plain data: an int
-    reference.tokens_per_char(encoders.utf8_bytes, texts)   # a Remote can be passed back
-
-Once a name found a student object in a property, ``student.f(x)`` and ``tok.encode(x)`` ask
-the worker once, not twice: the lookup and the call go together (:class:`DeferredLookup`), and answer
-as the two requests one after the other would have.
-
-The session starts its worker on first use, restarts it after a crash, enforces the call
-time limit and the property's time budget, and turns every failure into a
-:class:`~autograder.errors.StudentError` or a :class:`~autograder.errors.SandboxFailure`.
-
-Every property starts a fresh worker, and every fresh worker answers a property's first
-requests (importing the module, looking up its names) the same way. A :class:`FreshAnswers`, shared
-by the properties of one exercise, keeps those answers, so a session answers them itself
-and starts its worker only for the first request it has no answer to, replaying the
-lookups there first. A sure stub (:mod:`autograder.engine.stubs`) is not even looked up, and a
-call to it fails "not implemented yet" with no worker at all, word for word as the worker's
-answer would: an untouched exercise costs one worker start, to learn what importing it
-answers. The worker a session does start comes from the exercise's
-:class:`~autograder.isolation.Standby`: forked from a zygote that imported the exercise's module
-once, or booted while the property before ran.
-
-A call that runs past its time ends its property (:class:`~autograder.errors.TimedOut`), and the
-exercise's :class:`~autograder.engine.overruns.Overruns` keep it, so that a function that hangs
-costs the exercise one wait, not one a property.
+A :class:`Session` is one property's view of one submission (:func:`open_session`):
+``session.module(name)`` is a :class:`Remote`, whose attributes and calls are requests to the
+worker, answered as plain data or as new ``Remote`` objects. It starts its worker on first use
+(from the exercise's :class:`~autograder.isolation.Standby`), restarts it after a crash, enforces
+the call limit and the property's budget, and turns every failure into a
+:class:`~autograder.errors.StudentError` or :class:`~autograder.errors.SandboxFailure`.
+:class:`FreshAnswers` and :class:`DeferredLookup` spare worker starts and round trips:
+docs/architecture.md, "Calls that need no worker".
 """
 
 from __future__ import annotations
@@ -99,7 +75,7 @@ def _written_set(value: set | frozenset) -> str:
 
 class CallText:
     """A call as messages show it (:func:`shown_call`), written out only when a message is: it
-    cost about a tenth of a call's round trip, and almost every call succeeds. A message is
+    is costly next to a round trip, and almost every call succeeds. A message is
     written when the failure is raised, before the suite can change the arguments."""
 
     __slots__ = ("label", "args", "kwargs")
@@ -419,9 +395,8 @@ class Session:
 
     def _reply(self, answer: bytes, message: dict, call: Call, payload: bytes, timeout: float) -> Any:
         """The decoded answer: plain data, student objects, or the failure it reports. Decoding an
-        answer, which came back in time, has the call's time limit again (an answer within the
-        size limit takes a second or two): longer, and the answer is too big, which is the
-        student's."""
+        answer, which came back in time, has the call's time limit again (ample for an answer
+        within the size limit): longer, and the answer is too big, which is the student's."""
         started = self.clock()
         try:
             reply = codec.loads(answer, self._handle_in(self._label_for(message, call)),

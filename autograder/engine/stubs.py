@@ -1,32 +1,12 @@
 """Untouched stubs, found by reading a submission's source (it is never run, nor parsed, in the grader).
 
-A function is a *sure stub* when calling it can only raise ``NotImplementedError``: it is
-defined once, at the module's top level, by a plain ``def`` (no decorator) whose body is a
-docstring at most and then ``raise NotImplementedError`` (with a constant message or none);
-nothing else in the module binds its name or ``NotImplementedError``, or assigns an attribute
-of that name (``module.f = ...`` through an import of itself); and no code can rebind it
-unseen: the module uses none of the ways to do that (``globals``, ``setattr``, ``exec``,
-``__dict__``, ``sys.modules``, a star import, assigning any ``__dunder__`` attribute such as
-``f.__code__``, ...), imports nothing but the standard library, and its package's
-``__init__.py`` (which runs first) holds a docstring at most. A class is a sure stub on the
-same terms when creating one can only raise ``NotImplementedError``: it has no base,
-metaclass or decorator, and its body holds a docstring and ``def`` statements only, with one
-undecorated ``__init__`` that is such a stub and no ``__new__``. :func:`sure_stubs` returns
-their signatures (a class's without ``self``), so that a call whose arguments bind can be
-answered "not implemented yet" without a worker (:class:`~autograder.engine.session.FreshAnswers`), exactly
-as a worker would answer it.
-
-Reading the source is parsing untrusted bytes, which the grader never does: staging reads the
-stubs in the limited helper (:mod:`autograder.intake.reading`) and keeps their signatures as plain
-data in :data:`STUBS` beside the staged package (:func:`stubs_to_json`), where a grading finds
-them (:func:`staged_stubs`). A submission staged without them has none, and grades the same.
-
-    >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))
-    ['f']
-    >>> sure_stubs('def f(x):\\n    raise NotImplementedError\\nf = print\\n')
-    {}
-    >>> sure_stubs('class Tok:\\n    def __init__(self, size):\\n        raise NotImplementedError\\n')
-    {'Tok': <Signature (size)>}
+:func:`sure_stubs` returns the signatures of a module's *sure stubs* (functions, and classes
+without ``self``, that calling can only make raise ``NotImplementedError``), so that a call
+whose arguments bind is answered "not implemented yet" without a worker
+(:class:`~autograder.engine.session.FreshAnswers`). Staging reads them in the limited helper
+(:mod:`autograder.intake.reading`) and keeps them in :data:`STUBS` (:func:`stubs_to_json`), where
+a grading finds them (:func:`staged_stubs`). What makes a sure stub: docs/architecture.md,
+"Calls that need no worker".
 """
 
 from __future__ import annotations
@@ -51,7 +31,15 @@ DYNAMIC = frozenset({"globals", "locals", "vars", "setattr", "delattr", "exec", 
 
 def sure_stubs(source: str, package_init: str = "") -> dict[str, inspect.Signature]:
     """The sure stubs of a module's source, by name, with their signatures (``package_init``:
-    the source of its package's ``__init__.py``)."""
+    the source of its package's ``__init__.py``).
+
+    >>> sorted(sure_stubs('def f(x):\\n    "Do it."\\n    raise NotImplementedError("f")\\n'))
+    ['f']
+    >>> sure_stubs('def f(x):\\n    raise NotImplementedError\\nf = print\\n')
+    {}
+    >>> sure_stubs('class Tok:\\n    def __init__(self, size):\\n        raise NotImplementedError\\n')
+    {'Tok': <Signature (size)>}
+    """
     try:
         tree, init = ast.parse(source), ast.parse(package_init)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

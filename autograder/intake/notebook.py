@@ -1,21 +1,13 @@
 """Notebooks as modules: the code a student ran in Jupyter, graded as the module it makes.
 
-:func:`converted` reads a ``.ipynb`` and returns a :class:`NotebookModule`: every code cell in
-notebook order (the answer cells and the cells the student added), as a fresh kernel's "Restart
-and run all" would run them, with IPython's own syntax (``%magic``, ``!shell``, ``name?``) turned
-into plain Python by IPython's ``TransformerManager``. Inside the sandbox those calls reach a
-harmless ``get_ipython()`` (:mod:`autograder.isolation.inside.worker`). Left out are the cells
-that are not the student's code: nbgrader grade cells and cells tagged ``autograder-skip`` (a
-notebook's check cell, say). Execution counts and saved outputs are ignored. Two cells with one
-nbgrader ``grade_id`` (a copied answer cell) are both graded, in order, and named in
-:attr:`NotebookModule.duplicates`; where each line came from is kept (:attr:`NotebookModule.spans`,
-:mod:`autograder.engine.cells`), so that feedback names the cell.
-
-Converting a notebook is work on untrusted input: it runs only in the limited helper
-(:mod:`autograder.isolation.helper`), for staging (:mod:`autograder.intake.reading`) and for
-:mod:`autograder.intake.converting`, and within a budget of the characters IPython's passes may
-read, which stops a crafted cell deterministically. So it imports the standard library only, and
-IPython where it converts.
+:func:`converted` reads a ``.ipynb`` and returns a :class:`NotebookModule`: its code cells in
+order, IPython's syntax made plain Python by IPython's ``TransformerManager``, grade cells and
+``autograder-skip`` cells left out, copied answer cells in :attr:`NotebookModule.duplicates` and
+each line's cell in :attr:`NotebookModule.spans` (:mod:`autograder.engine.cells`). It runs only
+in the limited helper, within a budget of characters, so it imports the standard library only
+(and IPython where it converts). What is graded of a notebook: docs/instructors.md, "What a
+submission may hold"; why in the helper: docs/security.md, "Untrusted input is parsed only in
+the limited helper".
 """
 
 from __future__ import annotations

@@ -1,28 +1,13 @@
 """Taking a submission in: the work on its untrusted bytes, done in the limited helper only.
 
-:func:`read_submission` is a task of :mod:`autograder.isolation.helper`: :mod:`autograder.intake.staging`
-runs it in a process with limits on its CPU time, memory and files, confined to reading the
-submission and writing its staging folder, never in the grader. It reads the submission (a
-folder, a zip, a loose ``.py`` or ``.ipynb``), finds the package in it, turns each exercise
-notebook into its module (:mod:`autograder.intake.notebook`), writes the files under the staging
-folder, and reads each exercise module's sure stubs (:mod:`autograder.engine.stubs`); it answers
-plain data: the notes for the student, the notebooks' line maps and the stubs' signatures, or why
-the submission was refused. :func:`unpack_submission`, for Gradescope's stand-in, writes a
-submission's files as they are, read by the same code. Every channel takes a submission in
-through here, so a zip grades the same on every one.
-
-Zips are read member by member: no absolute paths, no ``..``, no links, and caps on the number
-of entries (checked before they are parsed), of files and of their size. A name is split into
-folders at ``/`` and at ``\\`` alike, in a zip and in a folder: a zip made on Windows may use
-backslashes, and an unzip that keeps them leaves files named ``heidi\\exercises\\ex1.py``, which
-read as the folders they name. Folders that are never graded (``.git``, ``.venv``, ``__MACOSX``,
-caches) are skipped and do not count against the caps on files. Links inside a folder are skipped,
-and so is a file whose name (or whose folder's name, inside the package) is not valid UTF-8 (what
-``unzip`` makes of an old Windows zip): no code can import it or name it. Each skipped file is
-named in the notes. Anything unreadable is refused with a one-line message for the instructor.
-
-This module imports the standard library and the engine's light modules only: every helper's
-start pays for its imports.
+:func:`read_submission` is a task of :mod:`autograder.isolation.helper`, run for
+:mod:`autograder.intake.staging`: it reads a folder, a zip, a loose ``.py`` or ``.ipynb``, finds
+the package, converts notebooks (:mod:`autograder.intake.notebook`), writes the files under the
+staging folder and reads the sure stubs (:mod:`autograder.engine.stubs`), and answers plain
+data (notes, line maps, signatures) or why the submission was refused.
+:func:`unpack_submission` writes a submission's files as they are, for Gradescope's stand-in.
+It imports only the standard library and the engine's light modules (a helper's start pays for
+them). What is read and refused: docs/instructors.md, "What a submission may hold".
 """
 
 from __future__ import annotations

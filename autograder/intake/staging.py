@@ -1,20 +1,12 @@
 """Submissions: a folder or a ``.zip``, laid out either way, staged into one normal form.
 
-A submission holds the course's package folder (``exercises/``), or the exercise modules
-directly at its top (a zip may wrap either in one folder); a single ``.py`` or ``.ipynb``
-file is a submission too. An exercise may come as a notebook, ``<module>.ipynb``: its code
-cells become ``<module>.py`` (:mod:`autograder.intake.notebook`), and where each line came from is
-kept in ``NOTEBOOKS`` beside the package, so that feedback names the notebook's cells.
-:func:`stage` has the submission read into a fresh folder as ``<package>/...`` by the limited
-helper (:mod:`autograder.intake.reading`, which says what is read and what refused), keeps the
-sure stubs it found beside the package (:data:`~autograder.engine.stubs.STUBS`), adds the
-course's provided files where the student left them out, and hashes the result, so both layouts
-grade the same and an unchanged submission is recognised. Nothing of the submission is parsed
-here: the helper answers plain data, and this process only copies and hashes bytes. The staged
-folder is private to the grader's user (0700, files 0600): the sandbox copies what a worker
-needs. Anything unreadable, or a submission whose reading goes past the helper's limits, raises
-:class:`SubmissionError` with a one-line message for the instructor, and leaves no staged folder
-behind. :func:`unpack` writes a submission's files as they are, read by the same code.
+:func:`stage` has the limited helper read a submission into a fresh private folder as
+``<package>/...`` (:mod:`autograder.intake.reading`), keeps beside it the notebooks' line maps
+(``NOTEBOOKS``) and the sure stubs (:data:`~autograder.engine.stubs.STUBS`), adds the course's
+provided files the student left out, and hashes the result; nothing of the submission is
+parsed here. Anything unreadable raises :class:`SubmissionError` with a one-line message and
+leaves no folder behind. :func:`unpack` writes a submission's files as they are. The layouts
+and rules: docs/instructors.md, "What a submission may hold".
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """The isolation layer: everything that starts, confines and talks to a sandboxed worker.
 
-Its contract with the layers above it is this module's names: they import nothing else of it
-(``tests/repo/test_architecture.py``). A :class:`Worker` is one sandboxed
-process running student code, seen through :meth:`Worker.request`: one framed request (plain JSON
-data, :mod:`~autograder.isolation.inside.codec`) and its answer at a time, within
-:attr:`WorkerLimits.call_seconds`, every failure a :class:`~autograder.errors.SandboxFailure`; what
-it sees is a :class:`Layout`, what it may use :class:`WorkerLimits`. A :class:`Standby` hands each
-property of an exercise a worker of its own: a :class:`Child` forked from the exercise's zygote, which
-answers as a worker does, or a fresh :class:`Worker` booted ahead. Which layers
-hold on this machine is :func:`isolation`'s answer (an :class:`Isolation`); :func:`require_isolation`
-refuses official grading (:class:`IsolationRefused`) where none keeps the grader's files from
-student code; :func:`isolation_note` says which held, for reports.
-
-Inside, the modules go one way: ``inside/`` (copied into every worker, standard library only),
-then ``layers``, ``limits``, ``layout``, ``cgroup``, ``reaping``, ``channel``, ``process`` (a fresh
-worker), ``zygote``, ``detect`` (the probes) and ``standby``. docs/security.md says what each
-layer holds in each mode, and which test shows it.
+Its contract with the layers above it is this module's names, and they import nothing else of
+it. :class:`Worker` is one sandboxed process seen through :meth:`Worker.request` (one framed
+request and its answer, within :attr:`WorkerLimits.call_seconds`); :class:`Layout` is what it
+sees; :class:`Standby` hands each property a :class:`Child` of a zygote or a fresh worker;
+:func:`isolation` says which layers hold here, :func:`require_isolation` refuses official grading
+without them, :func:`isolation_note` says which held. The order of the modules inside and what
+each layer holds: docs/architecture.md, "Where each part lives"; docs/security.md, "The layers".
 """
 
 from .cache import cache_home, keyed_folder, own_folder

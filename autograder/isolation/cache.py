@@ -1,17 +1,11 @@
 """The grader's own cache: folders only its user may write, some under names no worker can guess.
 
-The grader keeps what it works out once for many gradings under ``$XDG_CACHE_HOME/autograder``
-(``~/.cache/autograder``): the code its grader processes compile, the examples of passing
-properties (:mod:`autograder.engine.replay`).
-A folder there is used only if it and the folder it is in are this user's alone: whoever writes
-in it decides what the grader reads back (:func:`own_folder`).
-
-What some of these folders hold changes with gradings: a property's first passing grading
-records its examples, the first grading that needs a solution compiles it. Where nothing hides
-the machine's paths from a worker (Landlock alone, Docker's default, an unprivileged user
-without bubblewrap), a worker may ``stat`` any path it can name, and their times would tell it
-that someone before it was graded and passed. Such a folder's name carries a random key
-(:func:`keyed_folder`), kept in a file beside it that no worker may read.
+Under ``$XDG_CACHE_HOME/autograder``: the grader processes' compiled code and the recorded
+examples (:mod:`autograder.engine.replay`). :func:`own_folder` uses a folder only if it and its
+parent are this user's alone; :func:`keyed_folder` names one by a random key kept beside it,
+where a worker could otherwise tell from its times that someone was graded before it. Why:
+docs/architecture.md, "Recorded examples: the replay" (who may write them); docs/security.md,
+"Where it holds: the isolation matrix".
 """
 
 from __future__ import annotations

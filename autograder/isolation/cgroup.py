@@ -1,18 +1,11 @@
 """A cgroup per worker: memory and process count counted for all its processes together.
 
-Resource limits (``setrlimit``) count one process at a time, so a worker with 32 children
-could hold 32 times its memory. A cgroup counts the worker and everything it starts as one:
-``memory`` (``memory_mb`` for all of them, tmpfs pages included) and, unless the worker has
-a uid of its own that ``RLIMIT_NPROC`` already counts, ``pids`` (``processes``). Joining a
-v1 cgroup delays a worker's start, so only these two are used,
-and v1's ``pids`` without a limit only for a cgroup that is *counted*: one whose processes
-are looked for after every call of a long-lived worker (a zygote's), which a count answers
-in one read, cheaper than reading the list of processes. A grader process keeps the cgroups of
-its finished workers for its next ones.
-
-It uses cgroup v2 where the grader's own cgroup delegates the ``memory`` and ``pids``
-controllers, otherwise the v1 hierarchies. Each worker's cgroup is named after the grader's
-pid, so the cgroups of a grader that was killed are found, emptied and removed by the next one.
+``memory`` (``memory_mb``) for a worker and everything it starts, and ``pids`` (``processes``)
+unless a private uid already counts them; v2 where the grader's cgroup delegates both
+controllers, else v1, where only these two are joined (joining more delays a start) and a
+zygote's is *counted* (its processes found in one read). Cgroups are named after the grader's
+pid, so a killed grader's are cleaned up by the next, and kept between workers; :func:`join_lane`
+keeps a grader process to one core. Why and where each holds: docs/security.md, "The layers".
 """
 
 from __future__ import annotations

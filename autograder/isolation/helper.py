@@ -1,19 +1,11 @@
 """The limited helper: where the engine's own code reads untrusted bytes, never in the grader.
 
-Unzipping a submission, converting its notebooks, reading its modules' syntax and tokenising
-student code for the class report are the engine's code, but a crafted input makes a parser
-take gigabytes or minutes (``ast.parse`` of 20 MB of ``x=1`` lines took 12.7 GB and a minute).
-:func:`run_helper` runs such a task, a function of the engine named ``module:function``, in a
-process of its own (:mod:`autograder.isolation.inside.helper`): with limits on its CPU time,
-memory, file size and open files, killed past a wall-clock limit, and confined as a worker is
-where the machine allows it (Landlock: it reads the Python runtime, the engine's package and the
-paths it is given, and writes only the folders it is given; seccomp: no network, no new process;
-as root, no capabilities). Its request and its answer are plain JSON.
-
-It runs as the grader's own user, outside bubblewrap, cgroup and private uid: it reads the
-instructor's submission and writes the grader's private staging folder, both of which are the
-grader user's. What stands in for those layers: it runs no student code, starts no process
-(so its memory is one process's), and Landlock keeps it to those two places.
+:func:`run_helper` runs a task (a function of the engine named ``module:function``) in a process
+of its own (:mod:`autograder.isolation.inside.helper`) with limits on its CPU time, memory, file
+size and open files, killed past a wall-clock limit, and confined as a worker is where the
+machine allows it; its request and answer are plain JSON. It runs as the grader's own user,
+outside bubblewrap, cgroup and private uid. Why, and what stands in for those layers:
+docs/security.md, "Untrusted input is parsed only in the limited helper".
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """A call's time is the worker's own: the time it waited for a CPU is its neighbours', not counted.
 
-A call's limit is measured on the wall clock, which every process on the machine shares: a
-neighbour that keeps the CPUs busy (another student's processes, in another lane of the batch
-or outside any cgroup) would make an honest call run past its limit. The kernel counts, for
-each task, how long it was ready to run and waited for a CPU (the second field of
-``/proc/<pid>/schedstat``, the scheduler's run delay). A call's deadline moves on by the run
-delay of the worker's answering process since the request was sent, so what a call is charged
-is its own: running, sleeping, waiting for what it started. The move is at most ``GRACE`` times
-the call's limit, so that wall time stays a safety net; where the kernel does not say, the
-deadline does not move.
-
-Only the answering process is watched: it is what a call waits on. Processes a submission
-starts that crowd out their own worker make it wait for a CPU too; that time is excused up
-to the safety net, and costs the submission's own lane and nobody else.
+A call's deadline moves on by its answering process's run delay (the second field of
+``/proc/<pid>/schedstat``) since the request was sent, by at most ``GRACE`` times its limit, so
+that wall time stays a safety net; where the kernel does not say, it does not move. Only the
+answering process is watched. Why, and what a neighbour costs: docs/security.md, "The layers".
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Workers forked from a zygote: one sandboxed worker per exercise that forks a child per property.
 
-Where the sandbox can see every process a worker starts (a cgroup, or a private uid) and
-Landlock is there to confine a child further (:func:`forks`), a :class:`Zygote` serves an
-exercise's properties: one sandboxed worker, started as any other, that imports the
-standard-library modules the submission imports and then forks a :class:`Child` per property
-(its loop is :mod:`autograder.isolation.inside.zygote_loop`). Student code never runs in the
-zygote: each child imports the submission itself, as a fresh worker would, so the zygote's loop
-and the confinement it gives each child are the grader's code, which no submission has touched.
-A child writes only a folder of its own (Landlock, stacked on the zygote's), cannot signal the
-zygote, holds none of its descriptors, and is killed with all it started before the next one is
-forked, so what it changed, in memory, in files or in processes, dies with it.
+Where the sandbox sees every process a worker starts and Landlock can confine a child further
+(:func:`forks`), a :class:`Zygote` imports the standard-library modules the submission imports
+and forks a :class:`Child` per property (its loop is :mod:`autograder.isolation.inside.zygote_loop`).
+Student code never runs in the zygote: each child imports the submission itself. Why:
+docs/architecture.md, "A property's worker: forked from a zygote, or booted ahead"; what keeps
+the children apart: docs/security.md, "A zygote's children".
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """The attacker's structured search: would a case's sealed hash give its answer away?
 
-A case is refused when an attacker can find its output without solving the exercise: knowing
-the calls and the type of each answer, guessing values shaped like it and hashing them. Each
-call's answer gets a space of candidates (:func:`attack_spaces`) built from the reference's
-answer's *shape* (its types, container sizes, dict keys, sort order, monotony; all given to the
-attacker for free) and from the numbers and texts of the call's arguments (and the object's and
-setup's): ``None`` and bools their values; ints -1 to 2m+1, m the largest number or length in the
-arguments; floats the ratios k/n of small or argument-made n; strings and bytes every piece of
-the arguments' texts; lists and tuples the smallest of their items' product and the shapes they
-have (a split of an argument's text, a monotone curve on a grid, sorted distinct pieces); sets
-so many distinct candidates; dicts their keys and the product of their values' spaces.
-
-**The rule.** The case's space is the product of its calls'. A space of at most :data:`BUDGET`
-candidates is searched in full, hashing each with the case's salt (:func:`attack`), and the
-case is refused if the search finds it; a larger one is counted, not enumerated, and accepted,
-since that many structured guesses are needed to cover it. The attacker is generic: it knows
-shapes, not tokenizers; one who knows the exercise orders guesses better, so grow a case's
-inputs well past the limit rather than up to it.
+:func:`attack_spaces` gives each call's answer a space of candidates built from the reference's
+answer's shape (types, sizes, keys, order) and the numbers and texts of the call's arguments;
+the case's space is the product of its calls'. :func:`attack` searches a space of at most
+:data:`BUDGET` candidates in full, hashing each with the case's salt, and the case is refused if
+it is found; a larger space is counted, not enumerated, and accepted. The rule and how to
+write cases it accepts: docs/authors.md, "Locked known-answer cases".
 """
 
 from __future__ import annotations
@@ -58,7 +47,12 @@ class _Inputs:
 
 def attack_spaces(case: Case, output: list) -> list[Space]:
     """One space per call of ``case``, shaped like the reference's result and drawn from the
-    inputs the call sees (its own arguments, the object's and the setup's)."""
+    inputs the call sees (its own arguments, the object's and the setup's): ``None`` and bools
+    their values; ints -1 to 2m+1, m the largest number or length in the inputs; floats the
+    ratios k/n of small or input-made n; strings and bytes every piece of the inputs' texts;
+    lists and tuples the smaller of their items' product and the shapes they have (a split of an
+    input's text, a monotone curve on a grid, sorted distinct pieces); sets so many distinct
+    candidates; dicts their keys and the product of their values' spaces."""
     shared = [case.target, *case.setup] if case.target is not None else []
     return [_space(result, _inputs([*shared, step])) for step, result in zip(case.calls, output, strict=False)]
 

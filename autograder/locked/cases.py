@@ -1,23 +1,9 @@
 """The locked cases' language: fixed calls into an exercise's module, read from the course's file.
 
-A course lists, per exercise, a few fixed calls into the exercise's module (the file named by
-``delivery.locked`` in ``course.yaml``)::
-
-    ex3_wordpiece:
-      - name: hug, pug and bun
-        calls:
-          - train_wordpiece("hug hugs pug pun bun", 6)
-          - wordpiece_score(3, 5, 7)
-    ex2_special_tokens:
-      - name: a trained tokenizer
-        object: SpecialTokenizer()          # one object; setup calls, then the calls
-        setup: [train("the cat sat on the mat", 12)]
-        calls: [encode("the hat"), vocab_size]
-
-Arguments are Python literals (tuples, bytes, sets and dicts included) or attributes of the
-course's support modules (``encoders.utf8_bytes``). A call may be wrapped in one builtin
-(``dict(get_pair_counts([1, 2, 1]))``), applied where the result lives. A case's *output* is
-the list of its calls' results.
+A course lists, per exercise, a few cases in the file ``delivery.locked`` names: each a name, an
+optional object with set-up calls, and calls whose arguments are Python literals or support
+modules' attributes, a call wrapped in at most one builtin. A case's *output* is the list of its
+calls' results. The language, with an example: docs/authors.md, "Locked known-answer cases".
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """A class's notebooks autograded in parallel, into nbgrader's own ``autograded/`` and gradebook.
 
-``nbgrader autograde`` grades one student after another, in one process that pays nbgrader's
-start-up (seconds) for each run. :func:`autograde_class` starts ``jobs`` long-lived workers
-(:mod:`autograder.delivery.nbgrader.autograde_worker`), each running nbgrader's own ``Autograde``
-converter in process, as the course folder's ``nbgrader_config.py`` configures it, for one
-(assignment, student) at a time, and hands them the class's submissions as they come free, with a
-progress bar. What the workers write is what ``nbgrader autograde`` writes, done by nbgrader's
-own code, so ``nbgrader generate_feedback``, ``nbgrader export`` and formgrader read it unchanged.
-
-It resumes as nbgrader does: a submission already autograded, and not submitted again since, is
-left as it is unless ``force``. A student's notebook that nbgrader cannot autograde (one that is
-not a notebook, say) is that student's row, as under ``nbgrader autograde``: nbgrader removes what
-it had written of that submission, and the others are graded. So is a worker that stops: its
-submission fails, a fresh worker removes what was written of it (so the next run autogrades it
-again) and takes the next one.
+:func:`autograde_class` starts ``jobs`` long-lived workers
+(:mod:`autograder.delivery.nbgrader.autograde_worker`), each running nbgrader's own
+``Autograde`` converter for one (assignment, student) at a time, and hands them the class's
+submissions as they come free, with a progress bar; what they write is what ``nbgrader
+autograde`` writes. It resumes as nbgrader does (``force`` autogrades again); a notebook nbgrader
+cannot autograde, or a worker that stops, fails that student's row only. Why and how fast:
+docs/nbgrader.md, "Step by step".
 """
 
 from __future__ import annotations

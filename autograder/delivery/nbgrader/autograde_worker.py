@@ -1,20 +1,12 @@
 """A worker of ``nbgrader-autograde`` (:mod:`autograder.delivery.nbgrader.autograde`): nbgrader's own
-``Autograde`` converter, in this process, for one (assignment, student) after another, so that
-nbgrader's start-up and the engine's grader process are paid once per worker, not once per student.
+``Autograde`` converter, in this process, for one (assignment, student) after another.
 
-It is run as a script (``python -P autograde_worker.py``) in the nbgrader course folder and imports
-nothing of the engine: nbgrader reads the folder's ``nbgrader_config.py`` as under ``nbgrader
-autograde``, which puts the folder's grading copy first on the path, so the engine that grades
-(:class:`~autograder.delivery.nbgrader.sandbox_grade.SandboxGrade`, with its sandbox check and canary) is
-the grading copy's, as it is for ``nbgrader autograde``, whichever engine started the worker. It
-reads a JSON request a line on stdin and answers each with a JSON line on its own stdout
-(:func:`main`); anything else printed, nbgrader's log included, goes to stderr.
-
-Everything it does to the course folder and the gradebook is nbgrader's: its converter writes
-``autograded/`` and the grades, its ``init_destination`` decides what is already autograded and
-unchanged, its ``Gradebook`` API records the students. Several workers write one SQLite gradebook
-at once, so each gives SQLite a busy timeout (:data:`GRADEBOOK_WAIT`): a write waits for another's
-(or formgrader's, or an export's) to end instead of failing that student.
+It runs as a script (``python -P autograde_worker.py``) in the nbgrader course folder and
+imports nothing of the engine, so the engine that grades is the grading copy's, as under
+``nbgrader autograde``. It reads a JSON request a line on stdin and answers each with a JSON
+line on stdout (:func:`main`); nbgrader's log goes to stderr. Everything it writes is written by
+nbgrader's code; several workers share one SQLite gradebook, each with a busy timeout
+(:data:`GRADEBOOK_WAIT`). Why: docs/nbgrader.md, "Step by step".
 """
 
 from __future__ import annotations

@@ -1,34 +1,12 @@
 """An nbgrader course made from the course: one assignment, and one notebook, per exercise.
 
-``python -m autograder nbgrader --out DIR`` writes ``DIR/source/<module>/<module>.ipynb``
-for every exercise, with the course's provided files and the self-check (``grader/``: the
-student release and ``grader.check``) beside each notebook; ``DIR/grading/``, the grading
-copy of the course (engine, suites, solutions, data: what the Gradescope zip holds); and
-``DIR/nbgrader_config.py``, which finds both relative to itself, so the folder can move. A
-notebook holds:
-
-- the task (the stub's module docstring, as Markdown) and the provided modules' docstrings
-  (the lesson), read-only;
-- the stub's given code (imports, constants, helper classes), read-only;
-- a "helpers" answer cell, whose solution region holds the reference's private helpers, with
-  its package-relative imports inlined (``from . import _bpe`` becomes ``_bpe``'s code);
-- one answer cell per graded function or class: the stub's signature and docstring, the
-  reference body between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, then the stub's
-  ``raise NotImplementedError`` when the reference body always returns or raises, so
-  ``nbgrader generate_assignment`` gives students the stub itself;
-- one read-only grade cell worth the exercise's points (0 for a bonus exercise, whose points
-  nbgrader records as extra credit: :class:`~autograder.delivery.nbgrader.save_extra_credit.SaveExtraCredit`),
-  which is also the check cell: it runs ``grader.check("<module>")`` (the public properties on the
-  saved notebook) when the student runs it, and holds the score and feedback after autograding.
-
-The task's "how this notebook works" and the grade cell's comment are the course texts
-``nbgrader_howto`` and ``nbgrader_grade_cell``
-(:func:`~autograder.delivery.shipping.course_text`). All of it is in the course's
-``language`` (:mod:`.translation`), and so is the grading copy's course file. Every code cell but the grade cell, in
-order, makes the exercise's module (:mod:`autograder.intake.notebook`);
-:class:`autograder.delivery.nbgrader.sandbox_grade.SandboxGrade` grades that module with the engine.
-``nbgrader_config.py`` puts it in place of nbgrader's ``Execute`` step, so nbgrader never runs
-a student's notebook: student code runs only in the sandbox.
+``python -m autograder nbgrader --out DIR`` writes ``DIR/source/<module>/<module>.ipynb`` per
+exercise, with the provided files and the self-check (``grader/``) beside it, the grading copy
+``DIR/grading/``, and ``DIR/nbgrader_config.py``, which puts
+:class:`~autograder.delivery.nbgrader.sandbox_grade.SandboxGrade` in place of nbgrader's
+``Execute``, so student code runs only in the sandbox. Everything is in the course's
+``language`` (:mod:`autograder.translation`). What a notebook holds: docs/nbgrader.md, "What the
+course folder holds".
 """
 
 from __future__ import annotations

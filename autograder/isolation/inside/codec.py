@@ -1,35 +1,12 @@
 """Plain data across the sandbox boundary: a JSON codec that keeps Python's types exact.
 
-Only ``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``, ``list``, ``tuple``
-(named tuples included), ``dict``, ``set`` and ``frozenset`` cross. JSON already carries
-the first five exactly (Python writes floats with ``repr``, which round-trips); the rest
-are tagged objects with one ``$`` key, so no plain JSON object is ever ambiguous:
-
->>> wire = dumps({(1, 2): [b"th", 3.5]})
->>> wire
-b'{"$dict":[[{"$tuple":[1,2]},[{"$bytes":"dGg="},3.5]]]}'
->>> loads(wire)
-{(1, 2): [b'th', 3.5]}
-
-Subclasses of these (a ``Counter``, an ``OrderedDict``, an ``IntEnum``) are sent as their
-plain base type. Anything else is replaced by a *handle*, ``{"$handle": body}``, through the ``other`` hook of
-:func:`encode`; the side that decodes turns handles back into objects with its ``handle``
-hook. The decoder never runs code from the message: it builds only the types above, and
-named tuples as fresh ``collections.namedtuple`` classes with validated field names.
-
-The worker that writes the answers is not trusted, so decoding is bounded. A message nests
-at most ``MAX_DEPTH`` (200) levels and holds at most ``MAX_ITEMS`` (2,000,000) values: a
-dict of 100,000 entries is 200,001 values, a list of a million ints 1,000,001. A named tuple
-has at most ``MAX_FIELDS`` (100) fields and names of at most ``MAX_NAME`` (100) characters; a
-message uses at most ``MAX_SHAPES`` (256) shapes, and :func:`named_class` caches the classes
-of the last 256 shapes, so new shapes cannot grow memory for good. Given a ``deadline`` (a
-:func:`time.monotonic` value), the decoder looks at the clock after every set or dict item
-(keys with equal hashes make each insertion slower than the last) and every 1,024 values,
-and raises :class:`CodecTimeout` once the deadline has passed:
-
->>> loads(wire, deadline=time.monotonic() - 1)  # doctest: +IGNORE_EXCEPTION_DETAIL
-Traceback (most recent call last):
-CodecTimeout: decoding the message ran past its deadline
+``None``, ``bool``, ``int``, ``float``, ``str`` go as JSON; ``bytes``, ``list``, ``tuple`` (named
+tuples included), ``dict``, ``set`` and ``frozenset`` as objects with one ``$`` tag; subclasses as
+their plain base; anything else as a ``{"$handle": ...}`` through :func:`encode`'s ``other`` hook.
+The decoder runs no code from the message and is bounded, since the worker that writes the
+answers is not trusted: ``MAX_DEPTH``, ``MAX_ITEMS``, ``MAX_FIELDS``, ``MAX_NAME``,
+``MAX_SHAPES`` and a ``deadline`` (:class:`CodecTimeout`). Why: docs/architecture.md,
+"Processes and boundaries"; docs/security.md, "A worker".
 """
 
 from __future__ import annotations
@@ -120,7 +97,17 @@ def dumps(value: Any, other: Callable[[Any], Any] | None = None) -> bytes:
 
 
 def loads(raw: bytes, handle: Callable[[int], Any] | None = None, deadline: float | None = None) -> Any:
-    """Decode JSON bytes written by :func:`dumps`, by ``deadline`` (a :func:`time.monotonic` value)."""
+    """Decode JSON bytes written by :func:`dumps`, by ``deadline`` (a :func:`time.monotonic` value).
+
+    >>> wire = dumps({(1, 2): [b"th", 3.5]})
+    >>> wire
+    b'{"$dict":[[{"$tuple":[1,2]},[{"$bytes":"dGg="},3.5]]]}'
+    >>> loads(wire)
+    {(1, 2): [b'th', 3.5]}
+    >>> loads(wire, deadline=time.monotonic() - 1)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    CodecTimeout: decoding the message ran past its deadline
+    """
     try:
         data = from_json(raw)
     except (ValueError, RecursionError) as error:
@@ -161,8 +148,7 @@ def named_class(name: str, fields: tuple[str, ...]) -> type:
 
 def named_classes() -> Any:
     """The cache of named-tuple classes (``functools.lru_cache``'s), made at its first use: importing
-    functools and collections was about half of what a worker's start imports, and most workers
-    never see a named tuple."""
+    functools and collections weighs on a worker's start, and most workers never see a named tuple."""
     global _named_classes
     if _named_classes is None:
         from collections import namedtuple

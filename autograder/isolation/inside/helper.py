@@ -1,15 +1,11 @@
 """The limited helper's process: the engine's own code run on untrusted bytes, under limits.
 
-Reading a submission (unzipping it, converting its notebooks, reading its modules' syntax) and
-tokenising student code for the class report is trusted code, but what it reads is not: a
-crafted input can make a parser take gigabytes or minutes. So it runs here, never in the
-grader: :mod:`autograder.isolation.helper` starts Python with this folder first on ``sys.path``
-and calls :func:`main`, which lowers its limits, dies with its parent and confines itself as a
-worker does (no capabilities, Landlock: read the runtime, the engine's package and the paths it
-was given, write only the folders it was given; seccomp: no network, no new process) before it
-imports the task, a function of the engine named on its command line. The task reads plain JSON
-on stdin and its answer, plain JSON, goes to stdout: a file the grader reads back under a size
-cap. An exception of the task is answered as its type and message.
+:mod:`autograder.isolation.helper` starts Python with this folder first on ``sys.path`` and
+calls :func:`main`, which lowers its limits, dies with its parent and confines itself as a
+worker does (no capabilities, Landlock, seccomp) before it imports the task named on its
+command line. The task reads plain JSON on stdin; its answer, plain JSON (an exception as its
+type and message), goes to stdout, read back under a size cap. Why: docs/security.md,
+"Untrusted input is parsed only in the limited helper".
 """
 
 import importlib

@@ -1,51 +1,12 @@
 """The worker's seccomp filter: the system calls it may make, every other refused. Standard library only.
 
-The worker calls :func:`restrict` after Landlock and before it imports student code; like
-Landlock it is one-way, needs no privilege (it sets no_new_privs) and binds every process and
-thread started later. The calls allowed are those the Python runtime, the course's code and the
-engine's own worker code make, measured (``tests/isolation/measure_syscalls.py`` re-derives the list):
-
-- files, as Landlock lets them be reached: open, read, write, stat, list, make and remove
-  folders and files, pipes, ``poll``/``select``/``epoll``, reading extended attributes;
-- memory, threads and, where a worker may start them, processes: ``mmap`` and kin, ``clone``,
-  ``execve``, ``wait4``, futexes, signals to itself;
-- time, randomness, ``uname``, its own identity, limits, priority and affinity (read only);
-- ``socketpair`` and the calls on its sockets (``socket`` itself fails with EACCES: no network);
-- Landlock and seccomp themselves, with which a zygote's child and helpers confine themselves further.
-
-Inside the list, some calls are allowed only with some arguments (only the low 32 bits of an
-argument are looked at: every one tested is an int to the kernel):
-
-- on another process nothing: ``prlimit64``, ``getpriority``, ``ioprio_get``, the
-  ``sched_get*`` calls, ``getpgid`` and ``getsid`` act on the caller only (pid 0), else EPERM.
-  Signals (``kill``, ``tgkill``) reach any pid only in a pid namespace of the worker's own
-  (bubblewrap's), where no process outside has a pid; elsewhere only the worker itself (and its
-  process group, pid 0): the kernel answers a foreign pid with EPERM if it exists and ESRCH if
-  not, so a free ``kill(pid, 0)`` would tell which pids the machine runs;
-- ``clone`` never makes a namespace (EPERM) and, with ``processes``, only starts a thread
-  (else EAGAIN, as fork and vfork); ``clone3`` keeps its flags in memory, out of a filter's
-  sight, and fails with ENOSYS, which makes the C library use ``clone``;
-- ``fcntl``: descriptor flags, duplicates and pipe sizes only; record locks fail with ENOLCK
-  (two workers that open one runtime file could signal each other through its locks), and so
-  does ``flock``; leases, ``F_NOTIFY`` and the rest with EPERM;
-- ``ioctl``: a few terminal and descriptor queries; the inode-flag setters (chattr) fail
-  with EPERM, any other with ENOTTY, the answer for a descriptor that knows no such request;
-- ``prctl``: the parent-death signal, no_new_privs, seccomp and reading a few settings;
-- ``madvise``: only advice that touches no page-cache residency (no DONTNEED, FREE, COLD,
-  PAGEOUT, WILLNEED, POPULATE), else EPERM; ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` fail
-  with EOPNOTSUPP; ``wait4`` and ``waitid`` give no resource usage (EPERM), which counts the
-  major page faults and the blocks read of a child that touched a page of a file. Nothing tells
-  a worker which pages of a file are cached but the time a read takes (``mincore``,
-  ``cachestat``, ``fadvise64``, ``readahead``, ``getrusage`` and ``sysinfo`` are refused);
-- setting a file's times succeeds and changes nothing (it needs only write permission, which
-  ``/dev/null`` gives everyone, and Landlock does not cover it); with ``metadata`` so does
-  chmod and its kin (Landlock does not cover a file's mode either), while a zygote, which runs
-  no student code, keeps chmod for cleaning up after its children (:func:`deny_metadata`
-  takes it from each child). Owners, extended attributes and inode flags are never set.
-
-Every other call fails with EPERM; a few newer calls whose older form is allowed fail with
-ENOSYS instead, the answer the C library takes as "use the older one". A call made through a
-foreign convention (i386 ``int 0x80`` on x86_64) kills the process; an x32 call fails with EPERM.
+The worker calls :func:`restrict` after Landlock and before it imports student code; it needs no
+privilege (it sets no_new_privs) and binds every process and thread started later. It allows the
+calls the Python runtime, the course's code and the worker make (``tests/isolation/measure_syscalls.py``
+re-derives the list), some only with some arguments (only an argument's low 32 bits are looked
+at); every other fails with EPERM (ENOSYS for a newer form of an allowed call), and a call by a
+foreign convention kills the process. :func:`deny_metadata` takes chmod from a zygote's child.
+Each call, its answer and why: docs/security.md, "The layers".
 """
 
 from __future__ import annotations

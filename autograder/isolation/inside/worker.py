@@ -1,17 +1,12 @@
 """The sandboxed worker: it imports student code and runs the calls the grader sends.
 
-This module runs inside the sandbox, next to ``codec.py`` and ``landlock.py`` (the only other
-engine files it can see): the grader starts Python with their folder first on ``sys.path`` and
-calls :func:`main` (:meth:`autograder.isolation.process.Worker._command`). It talks to the
-grader over its original stdin and stdout with length-prefixed JSON frames; once started it
-points file descriptors 0, 1 and 2 at ``/dev/null``, so nothing the student prints can reach the
-grader's pipes: what a call prints through ``sys.stdout`` and ``sys.stderr`` goes back, bounded,
-as plain data in its answer (:func:`answer`). Before it imports any student code it confines
-itself (:func:`confine`) and sends one frame saying whether that worked. Objects that are not
-plain data stay here, in a table of handles.
-
-Nothing here is trusted by the grader: a student can rewrite any of it at run time, which only
-changes what the student's own calls return.
+It runs inside the sandbox, beside ``codec.py`` and ``landlock.py``: the grader starts Python
+with their folder first on ``sys.path`` and calls :func:`main`. It talks over its original stdin
+and stdout in length-prefixed JSON frames, then points descriptors 0, 1 and 2 at ``/dev/null``;
+what a call prints goes back, bounded, in its answer (:func:`answer`). It confines itself
+(:func:`confine`) before any student import; objects that are not plain data stay here behind
+handles. The grader trusts nothing here. Why: docs/architecture.md, "Processes and
+boundaries"; docs/security.md, "A worker".
 """
 
 import builtins
@@ -314,7 +309,7 @@ def call_member(request, handles, roots):
 
 def with_site_packages(folders):
     """What ``site`` gives every Python, less its ``.pth`` files: the worker starts with ``-S``,
-    since running them (an editable install's finder, setuptools' hook) took two thirds of its
+    since running them (an editable install's finder, setuptools' hook) was most of its
     start. Student code still imports installed packages and finds ``exit``, ``quit`` and ``help``."""
     import site
 

@@ -1,23 +1,11 @@
 """An autograded nbgrader course (:mod:`autograder.delivery.nbgrader.course`) read for the class report.
 
-After ``nbgrader autograde``, what the course folder knows of each student is:
-
-- nbgrader's ``gradebook.db``: who submitted which assignment (one per exercise, named after
-  its module), when, and the grade cell's score, with the instructor's manual grade and extra
-  credit where given: the score ``nbgrader export`` reports. It is read with nbgrader's own
-  :class:`nbgrader.api.Gradebook` on a read-only connection, so the report never writes to it;
-- ``autograded/<student>/<exercise>/<exercise>.ipynb``, whose grade cell holds the engine's
-  feedback (:func:`~autograder.delivery.nbgrader.feedback.feedback_text`): every public property
-  with its points, and for a failed one its reason and counterexample; the hidden properties
-  as one count. No ``results.json`` is left behind: the engine grades in a scratch folder;
-- ``submitted/<student>/<exercise>/<exercise>.ipynb``, the notebook the student handed in, whose
-  code cells make the module that was graded (:mod:`autograder.intake.notebook`, converted in the
-  limited helper), for code similarity;
-  ``release/`` holds the notebooks as handed out, which count as boilerplate.
-
-So the report built from it has the scores and the public properties as a ``grade`` run's
-has them, counts only for the hidden properties (which one failed is not recorded anywhere:
-the page says so), and no grading times (nbgrader does not record them).
+It reads nbgrader's ``gradebook.db`` (read-only, with nbgrader's own
+:class:`nbgrader.api.Gradebook`) for the scores, the grade cells of ``autograded/`` for the
+engine's feedback (:func:`~autograder.delivery.nbgrader.feedback.feedback_text`), and the
+``submitted/`` notebooks (converted in the limited helper) for code similarity, with
+``release/`` as boilerplate. Hidden properties are counts only, and there are no grading times:
+docs/class-report.md, "From nbgrader".
 """
 
 from __future__ import annotations
