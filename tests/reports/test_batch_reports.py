@@ -124,6 +124,7 @@ def test_an_unreadable_submission_s_feedback_gives_its_reason_once(course, tmp_p
     assert feedback.count("Not graded: the submission could not be read") == len(course.exercises)
 
 
+@pytest.mark.data  # the course file is checked, its fetched data included, before the option
 def test_an_unknown_exercise_is_one_clear_error(capsys):
     assert main(["--course", str(COURSE), "grade", str(ROOT / "exercises"), "--out", "/nonexistent",
                  "--exercise", "ex9_nothing"]) == 2
