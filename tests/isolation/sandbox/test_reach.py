@@ -124,9 +124,8 @@ class TestWholeWorkerLimits:
         toy = full.module("exercises.toy")
         during = toy.start_burners(4, 0.5)  # background processes run while their call runs...
         before = toy.burned()
-        time.sleep(1.0)
-        between = toy.burned() - before  # ...and are gone once it returns
-        assert during > 1000 and between < during / 20, (during, between)
+        between = toy.burned(0.5) - before  # ...and are gone once it returns: their count stands still
+        assert during > 0 and between == 0, (during, between)
 
     def test_colliding_hashes_are_charged_to_the_call(self, full):
         began = time.monotonic()
