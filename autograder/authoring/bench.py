@@ -33,10 +33,10 @@ from unittest import mock
 from rich.console import Console
 from rich.table import Table
 
-from ..batch.batch import BatchOptions, grade_many
 from ..batch.cluster import connect
 from ..batch.cluster_tls import CA, CERTIFICATE, KEY, make_certificates, security
 from ..batch.grader import ENGINE_HOME, grader_environment
+from ..batch.pipeline import BatchOptions, grade_many
 from ..config import Course
 from ..delivery.nbgrader.autograde import autograde_class
 from ..delivery.nbgrader.course import build_nbgrader_course

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..config import Course, load_course
 from ..engine.digest import course_digest
-from ..engine.report import read_results
+from ..engine.report_files import read_results
 from ..errors import GraderError
 from ..intake.staging import Staged
 from ..isolation import IsolationRefused, isolation, require_isolation

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..config import Course
-from ..engine.report import read_results, write_reports
+from ..engine.report_files import read_results, write_reports
 from ..intake.staging import Staged
 from ..results import Grade
 from .grader import Graded, Part

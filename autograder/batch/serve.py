@@ -20,7 +20,7 @@ import sys
 from typing import TextIO
 
 from ..config import Course, load_course
-from ..engine.report import read_results, write_reports
+from ..engine.report_files import read_results, write_reports
 from ..engine.run import Scope, grade_staged
 from ..errors import GraderError
 from ..isolation import join_lane, require_isolation

@@ -3,7 +3,7 @@
 Each submission (a folder, a .zip, a .py or an .ipynb file) is graded, of the ``--exercise``
 chosen alone if given, its feedback in the language ``--lang`` chose (else the course file's),
 into ``DIR/<name>/results.json`` and ``feedback.md``, with ``DIR/grades.csv`` and
-``DIR/gradebook.sqlite`` (:mod:`autograder.batch.batch`). Before anything
+``DIR/gradebook.sqlite`` (:mod:`autograder.batch.pipeline`). Before anything
 is graded the sandbox's canary runs (:mod:`autograder.batch.canary`); with ``--cluster`` the
 workers of a Dask cluster grade (:mod:`autograder.batch.cluster`), and check their own sandboxes.
 Exits 0 whenever grading ran, whatever the scores; 2 when a submission's grading failed, or, before
@@ -17,9 +17,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..batch.batch import BatchOptions, grade_many
 from ..batch.canary import run_canary
 from ..batch.cluster import connect
+from ..batch.pipeline import BatchOptions, grade_many
 from ..config import Course
 from ..engine.digest import course_digest
 from ..errors import SubmissionError

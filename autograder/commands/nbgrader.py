@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..batch.batch import BatchOptions, grade_many
+from ..batch.pipeline import BatchOptions, grade_many
 from ..config import Course, load_course
 from ..delivery.nbgrader.course import GRADING, build_nbgrader_course
 from . import in_chosen_language

@@ -2,7 +2,7 @@
 
 Both read :class:`~autograder.results.Grade` objects; the properties that one cause stopped (a
 function not written yet) take one line, as in ``feedback.md``
-(:func:`autograder.engine.report.entries`). While the check runs, :func:`check_progress` shows
+(:func:`autograder.engine.report_files.entries`). While the check runs, :func:`check_progress` shows
 which property it is on.
 """
 
@@ -23,7 +23,7 @@ from rich.text import Text
 
 from .. import STUDENT_COMMAND, bidi
 from ..config import Course, Exercise
-from ..engine.report import cause, entries, is_locked, shown_name
+from ..engine.report_files import cause, entries, is_locked, shown_name
 from ..i18n import _, in_course_language, ngettext
 from ..results import Grade, PropertyResult
 

@@ -227,8 +227,8 @@ def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypa
 
     from rich.console import Console
 
-    from autograder.batch.batch import BatchOptions, grade_many
     from autograder.batch.grader import GraderPool, GraderProcess
+    from autograder.batch.pipeline import BatchOptions, grade_many
     from autograder.config import load_course
 
     course = load_course(ROOT / "course.yaml")
@@ -286,8 +286,8 @@ def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypat
     part's log."""
     from rich.console import Console
 
-    from autograder.batch.batch import BatchOptions, grade_many
     from autograder.batch.grader import GraderPool
+    from autograder.batch.pipeline import BatchOptions, grade_many
     from autograder.config import load_course
 
     course = load_course(ROOT / "course.yaml")
@@ -385,8 +385,8 @@ def test_a_grading_that_fails_is_a_row_that_says_so_until_it_succeeds(tmp_path, 
     from rich.console import Console
 
     from autograder.batch import grader
-    from autograder.batch.batch import BatchOptions, grade_many
     from autograder.batch.gradebook import Gradebook
+    from autograder.batch.pipeline import BatchOptions, grade_many
     from autograder.config import load_course
 
     course = load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch.batch import report_folder, safe_names
 from autograder.batch.gradebook import Gradebook
+from autograder.batch.pipeline import report_folder, safe_names
 from autograder.config import load_course
 from autograder.errors import GraderError
 from autograder.intake.staging import submission_name

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
-from autograder.engine.report import feedback_markdown, write_reports
+from autograder.engine.report_files import feedback_markdown, write_reports
 from autograder.reports.terminal import grades_table, print_check
 from autograder.results import Grade, PropertyResult
 from tests.conftest import ROOT

@@ -21,7 +21,7 @@ from autograder.bidi import has_prose
 from autograder.config import load_course
 from autograder.delivery.gradescope import build_gradescope, replay
 from autograder.delivery.nbgrader.course import build_nbgrader_course
-from autograder.engine.report import write_reports
+from autograder.engine.report_files import write_reports
 from autograder.engine.run import Scope, grade_staged, name_cells
 from autograder.intake.staging import stage
 from autograder.locked.run import check_locked

@@ -338,8 +338,8 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
     process per job, not per submission, and every grade is a fresh process's."""
     from rich.console import Console
 
-    from autograder.batch.batch import BatchOptions, grade_many
     from autograder.batch.grader import GraderProcess
+    from autograder.batch.pipeline import BatchOptions, grade_many
     from autograder.config import load_course
     from autograder.intake.staging import stage
 
@@ -402,8 +402,8 @@ def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_
     made outside a batch (nbgrader's, a Dask worker's) is not kept to any."""
     from rich.console import Console
 
-    from autograder.batch.batch import BatchOptions, grade_many
     from autograder.batch.grader import GraderProcess, lane_core
+    from autograder.batch.pipeline import BatchOptions, grade_many
     from autograder.config import load_course
 
     course = load_course(TOY / "course.yaml")

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from autograder.config import CourseConfigError, Limits, load_course
 from autograder.engine.feedback import description, hidden_reason, property_feedback
-from autograder.engine.report import feedback_markdown
+from autograder.engine.report_files import feedback_markdown
 from autograder.errors import SandboxFailure, StudentError
 from autograder.reports.terminal import print_check
 from autograder.results import Grade, PropertyResult, clip

@@ -21,7 +21,7 @@ from rich.console import Console
 from autograder import bidi
 from autograder.config import load_course
 from autograder.delivery.release import student_readme
-from autograder.engine.report import feedback_markdown
+from autograder.engine.report_files import feedback_markdown
 from autograder.engine.run import grade_staged
 from autograder.i18n import LOCALE_DIR
 from autograder.intake.staging import stage

@@ -22,7 +22,7 @@ from autograder.delivery.nbgrader.feedback_page import right_to_left
 from autograder.delivery.nbgrader.sanitize_html import clean
 from autograder.delivery.shipping import TEMPLATES
 from autograder.engine.feedback import hidden_reason, property_feedback
-from autograder.engine.report import feedback_markdown
+from autograder.engine.report_files import feedback_markdown
 from autograder.engine.session import not_implemented
 from autograder.errors import SandboxFailure, StudentError
 from autograder.i18n import _, speaking

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder.config import load_course
-from autograder.engine.report import write_reports
+from autograder.engine.report_files import write_reports
 from autograder.engine.run import Scope, grade_staged
 from autograder.intake.staging import stage
 from autograder.translation import title

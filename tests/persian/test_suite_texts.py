@@ -15,7 +15,7 @@ from autograder import bidi, suite_texts
 from autograder.config import load_course
 from autograder.delivery.release import build_release
 from autograder.engine.feedback import description
-from autograder.engine.report import feedback_markdown, shown_name
+from autograder.engine.report_files import feedback_markdown, shown_name
 from autograder.errors import GraderError
 from autograder.i18n import speaking
 from autograder.locked.cases import load_cases

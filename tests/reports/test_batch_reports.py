@@ -11,11 +11,11 @@ import sqlite3
 import pytest
 from rich.console import Console
 
-from autograder.batch.batch import BatchOptions, grade_many
 from autograder.batch.gradebook import Gradebook
+from autograder.batch.pipeline import BatchOptions, grade_many
 from autograder.cli import main
 from autograder.config import load_course
-from autograder.engine.report import feedback_markdown
+from autograder.engine.report_files import feedback_markdown
 from autograder.reports.terminal import grades_table, print_grades
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT

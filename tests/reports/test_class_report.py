@@ -27,7 +27,7 @@ import yaml
 from autograder.batch.gradebook import Gradebook
 from autograder.config import load_course
 from autograder.delivery.nbgrader.feedback import feedback_text, read_feedback
-from autograder.engine.report import write_reports
+from autograder.engine.report_files import write_reports
 from autograder.errors import GraderError
 from autograder.reports.class_report.load import load_batch
 from autograder.reports.class_report.names import KEY_FILE, Names

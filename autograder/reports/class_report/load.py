@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...batch.batch import safe_names
+from ...batch.pipeline import safe_names
 from ...config import Course
 from ...errors import GraderError
 from ...intake.staging import SubmissionError, stage, submission_name

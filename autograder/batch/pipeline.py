@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .. import __version__
 from ..config import Course
 from ..engine.digest import course_digest
-from ..engine.report import read_results, write_reports
+from ..engine.report_files import read_results, write_reports
 from ..errors import GraderError, SubmissionError
 from ..intake.staging import Staged, stage_many
 from ..isolation import isolation
@@ -68,7 +68,7 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, c
             for (name, _path), staged in zip(named, stage_many(course, [path for _, path in named], options.jobs),
                                              strict=True):
                 batch.stage(name, staged)
-            batch.grade_staged(console)
+            batch.grade_all(console)
             batch.book.write_csv(course, reports / "grades.csv")
         finally:
             batch.book.close()
@@ -123,7 +123,7 @@ class _Batch:
             self.book.record(name, key, grade, 0.0, note=note)
         self.rows[name] = (name, read_results(folder), note)
 
-    def grade_staged(self, console: Console) -> None:
+    def grade_all(self, console: Console) -> None:
         """Grade what :meth:`stage` left to grade, ``jobs`` at once, with a progress bar that
         counts every submission (those unreadable or unchanged are done before grading starts)."""
         jobs = self.options.jobs if self.elsewhere is None else max(1, len(self.todo))  # a cluster spreads them
