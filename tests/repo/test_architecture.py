@@ -254,3 +254,12 @@ def test_what_students_and_channels_run_imports_no_authoring_tool(modules):
              if m.name == "autograder.commands.check" or m.name.startswith("autograder.delivery")
              for target, line in m.imports.items() if target.startswith("autograder.authoring")]
     assert found == []
+
+
+def test_authoring_and_delivery_import_nothing_of_each_other(modules):
+    """The course author's tools and the channels share a floor and stand apart: bench measures a
+    channel through its commands, as an instructor runs them, and no channel uses an author's tool."""
+    apart = ("autograder.authoring", "autograder.delivery")
+    found = [f"{m.name}:{line} imports {target}" for m in modules.values() for target, line in m.imports.items()
+             for mine, theirs in (apart, apart[::-1]) if m.name.startswith(mine) and target.startswith(theirs)]
+    assert found == []
