@@ -14,8 +14,9 @@ pages: a student copies code from them, and the markup keeps the direction.
 
 Plain text has no markup, so there the controls do it, outside the code, never in it. The
 engine's Persian messages isolate each value they name (U+2066 LRI, or U+2068 FSI, ... U+2069
-PDI: the catalog writes them around each placeholder), and a cell of the self-check's table
-is isolated (:func:`cell`): the bidirectional algorithm then lays out each value, and each
+PDI: the catalog writes them around each placeholder), and each physical line of the
+self-check's table is isolated left to right, each cell's piece of it by itself, once rich has
+wrapped it (:func:`balanced`): the bidirectional algorithm then lays out each value, and each
 cell, by itself, where a terminal or Gradescope's page shows them. A failure's text keeps its
 isolates in ``results.json``; Markdown and HTML read them as code and drop them
 (:func:`visible`). A docstring is a Python file a student lints, and linters refuse the isolates
@@ -242,6 +243,22 @@ def cell(language: str, text: str) -> str:
     """A table cell's ``text`` isolated in plain text of a right-to-left ``language`` (FSI ... PDI),
     so that the bidirectional algorithm keeps it in its column."""
     return f"{FSI}{text}{PDI}" if right_to_left(language) and text else text
+
+
+def balanced(text: str, depth: int = 0) -> tuple[str, int]:
+    """``text``, a piece of a line that a wrap may have cut out of a longer one, without the PDIs
+    that close an isolate opened before it (``depth`` of them are open at its start, opened in
+    the same piece of the line); and how many are open at its end, for the caller to close."""
+    kept = []
+    for char in text:
+        if char in (LRI, FSI, "\u2067"):
+            depth += 1
+        elif char == PDI:
+            if not depth:
+                continue
+            depth -= 1
+        kept.append(char)
+    return "".join(kept), depth
 
 
 def code(language: str, text: str) -> str:

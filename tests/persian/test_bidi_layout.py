@@ -220,8 +220,8 @@ def test_persian_feedback_reads_right_to_left_with_its_code_whole(sample):
     assert not found, "\n".join(found[:20])
 
 
-def check_output(grade: Grade) -> list[str]:
-    console = Console(file=io.StringIO(), width=120, record=True, color_system=None)
+def check_output(grade: Grade, width: int = 120) -> list[str]:
+    console = Console(file=io.StringIO(), width=width, record=True, color_system=None)
     print_check(console, PERSIAN, grade)
     return console.export_text().splitlines()
 
@@ -232,12 +232,21 @@ TABLE_BORDERS = re.compile("[│┃]")
 @pytest.mark.sandbox
 @pytest.mark.data
 @pytest.mark.parametrize("sample", SAMPLES)
-def test_the_persian_self_check_keeps_each_cell_in_its_column(sample):
-    rows = [line for line in check_output(persian_grade(sample)) if TABLE_BORDERS.search(line)]
+@pytest.mark.parametrize("width", [120, 72, 60])  # 72 and 60: rich wraps the cells, each on two lines or more
+def test_the_persian_self_check_keeps_each_cell_in_its_column(sample, width):
+    rows = [line for line in check_output(persian_grade(sample), width) if TABLE_BORDERS.search(line)]
     assert rows
+    assert width > 100 or len(rows) > len([row for row in rows if re.search(r"ex\d_", row)]) + 1  # it wrapped
     for row in rows:
-        cells = [shown(cell).strip() for cell in TABLE_BORDERS.split(row)]
-        assert [cell.strip() for cell in TABLE_BORDERS.split(shown(row))] == cells, (row, shown(row))
+        assert_cells_kept(row)
+
+
+def assert_cells_kept(row: str) -> None:
+    """Each cell of ``row`` (one physical line) shown in its own column, and the row left to right
+    whatever the terminal's own direction (a continuation line starts with Persian)."""
+    cells = [shown(cell).strip() for cell in TABLE_BORDERS.split(row)]
+    for base in (None, "R"):
+        assert [cell.strip() for cell in TABLE_BORDERS.split(shown(row, base))] == cells, (row, shown(row, base))
 
 
 def test_a_table_row_without_isolates_scrambles():
