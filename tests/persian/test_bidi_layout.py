@@ -180,6 +180,8 @@ def catalog_lines() -> list[tuple[str, str]]:
 
 
 CATALOG = catalog_lines()
+with (LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po").open("rb") as _po:
+    CATALOG_TEXTS = [(str(m.id), m.string) for m in read_po(_po) if isinstance(m.string, str) and m.id]
 
 
 @pytest.mark.parametrize("message, text", CATALOG, ids=[message[:40] for message, _ in CATALOG])
@@ -262,3 +264,17 @@ def test_the_persian_self_check_s_words_read_right_to_left_with_their_code_whole
     lines = [line for line in check_output(persian_grade(sample)) if not TABLE_BORDERS.search(line)]
     found = text_problems("\n".join(lines), "check")
     assert not found, "\n".join(found[:20])
+
+
+def test_a_bad_input_failure_reads_its_rule_in_persian_order():
+    """The reader's finding H2: the rule after a call (``f(x) (a tuple where a list is expected)``)
+    is prose, laid out right to left beside the call, not inside the call's left-to-right isolate;
+    and no catalog text for plain text writes Markdown's backticks, which a terminal prints as they are."""
+    texts = dict(CATALOG_TEXTS)
+    rule = texts["a tuple where a list is expected"]
+    what = texts["{call} ({rule})"].format(call="get_pair_counts((2, 2))", rule=rule)
+    line = texts["{what}: expected {expected}, but it returned {result}"].format(
+        what=what, expected="TypeError", result="{(2, 2): 1}")
+    assert shown(rule, "R") in shown(line), shown(line)
+    assert not problems(line)
+    assert not [text for message, text in CATALOG_TEXTS if "`" in text and not message.startswith("#")]
