@@ -294,14 +294,31 @@ def docstring(text: str) -> str:
 
 
 def _marked_spans(line: str, in_span: bool) -> tuple[str, bool]:
-    """``line`` with an LRM before each code span's opening and after its closing; whether a span
+    """``line`` with an LRM before each code span's opening and after its closing, and on each
+    side of each formula or signed number of its prose (:func:`_marked_values`); whether a span
     is still open at its end (``in_span``: one was at its start)."""
     parts = line.split("``")
-    marked = parts[0]
+    marked = parts[0] if in_span else _marked_values(parts[0])
     for part in parts[1:]:
-        marked += f"``{LRM}{part}" if in_span else f"{LRM}``{part}"
+        marked += f"``{LRM}{_marked_values(part)}" if in_span else f"{LRM}``{part}"
         in_span = not in_span
-    return marked, in_span
+    return _LISTED.sub(f"\\g<0>{ALM}", marked), in_span
+
+
+# the end of a code span or a value that only punctuation sets apart from the next one: an ALM
+# after it, or the two and the comma between them would be one left-to-right run, read last first
+_LISTED = re.compile(f"(?:``|[\\d)]){LRM}(?=[\\s،؛:(]*{LRM}(?:``|-\\d))")
+
+
+# a formula of numbers (``1 / (3 * 1)``, ``(5 + 3) / 27``), or a signed number (``-4``), in prose
+_VALUE = re.compile(r"(?<![\w.\-])(?:\(?\d[\d.]*(?:\s*[-+*/]\s*\(?\d[\d.]*\)?)+|-\d[\d.]*)(?![\w.])")
+
+
+def _marked_values(prose: str) -> str:
+    """``prose`` (outside code spans) with an LRM on each side of each formula and signed number:
+    after Persian text the minus of ``-4`` would be shown right of its digits, and ``1 / (3 * 1)``
+    as ``(1 * 3) / 1`` in a paragraph laid out right to left."""
+    return _VALUE.sub(lambda value: f"{LRM}{value.group(0)}{LRM}", prose)
 
 
 def _right_to_left_first(line: str) -> str:

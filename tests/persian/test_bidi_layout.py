@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import string
 from functools import cache
@@ -73,6 +74,8 @@ def fragments(line: str) -> list[tuple[str, str | None]]:
         # a formula or a call (words, and a number with its unit, are whole by themselves)
         if re.search(r"[\w)\]]\s*[-+*/=<>^]=?\s*[\w(\[]|\w[(\[]", run) and "ـ" not in run:
             found.append((run, "L"))
+    # a signed number (its minus would go to the right of its digits after Persian text)
+    found += [(number, "L") for number in re.findall(r"(?<![\w)\]ـ])-\d+(?:\.\d+)?", rest)]
     return found
 
 
@@ -86,7 +89,22 @@ def problems(line: str, base: str | None = None) -> list[str]:
     for fragment, direction in fragments(line):
         if shown(fragment, direction) not in screen:
             said.append(f"{bidi.visible(fragment)!r} is shown as {screen!r}")
+    if base == "R" or (base is None and get_base_level(line) == 1):
+        said += [f"{first!r} and {then!r} are shown in left-to-right order: {screen!r}"
+                 for first, then in neighbours(bidi.visible(line)) if screen.find(first) < screen.rfind(then)]
     return said
+
+
+
+
+def neighbours(plain: str) -> list[tuple[str, str]]:
+    """The code spans and signed numbers of a line of prose that only punctuation sets apart
+    (``a b a`` (-6)، ``ab a``): a reader of right-to-left prose reads the first of each pair
+    first, on the right."""
+    found = list(re.finditer(r"``[^`]+``|(?<![\w.`])-\d[\d.]*", plain))
+    return [(first.group(0), then.group(0)) for first, then in itertools.pairwise(found)
+            if re.fullmatch(r"[\s،؛:(]*", plain[first.end():then.start()])
+            and plain.count(first.group(0)) == plain.count(then.group(0)) == 1]  # where each is found once
 
 
 def text_problems(text: str, where: str) -> list[str]:
@@ -137,11 +155,26 @@ def docstring_lines(source: str) -> list[str]:
 MODULES = [*sorted((ROOT / "exercises").glob("*.py")), *(ENGLISH.path(m) for m in ENGLISH.sandbox.support_modules)]
 
 
+def bare_lines(lines: list[str]) -> list[str]:
+    """The lines of a docstring's Persian paragraphs that have no Persian letter and no code span
+    around them (a formula alone on its line): a page that lays the paragraph out right to left
+    lays them out right to left too."""
+    found, in_span = [], False
+    for at, line in enumerate(lines):
+        near = [lines[at + step] for step in (-1, 1) if 0 <= at + step < len(lines) and lines[at + step].strip()]
+        if line.strip() and not in_span and "``" not in line and not PERSIAN_LETTER.search(line) \
+                and any(PERSIAN_LETTER.search(other) for other in near):
+            found.append(line)
+        in_span = in_span != (line.count("``") % 2 == 1)
+    return found
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)
 def test_every_persian_docstring_reads_right_to_left_with_its_code_whole(path):
     source = module_source(PERSIAN, path)
-    found = [problem for line in docstring_lines(source) if PERSIAN_LETTER.search(line)
-             for problem in problems(line)]
+    lines = docstring_lines(source)
+    found = [problem for line in lines if PERSIAN_LETTER.search(line) for problem in problems(line)]
+    found += [f"{line.strip()!r}: {problem}" for line in bare_lines(lines) for problem in problems(line, base="R")]
     assert not found, "\n".join(found)
 
 
@@ -194,6 +227,11 @@ def test_an_unisolated_call_is_found():
     line = "compression_ratio('aaaa'): انتظار 1.0 می‌رفت (با رواداری 1e-09)، ولی 0.5 به دست آمد"
     assert problems(line)
     assert problems("آستانه 1 / (3 * 1) است")
+    assert problems("هر دو -4: در تساوی") and problems("از -5 به -6 پایین می‌آورد")  # the reader's M5
+    assert bare_lines(["پس امتیازش", "  1 / (3 * 1)", "بیشتر است"]) == ["  1 / (3 * 1)"]  # M7
+    assert problems("  1 / (3 * 1)", base="R")
+    # M6: spans and scores that only a comma sets apart are read in the wrong order
+    assert problems("سه قطعه‌بندی دارد: \u200e``a b a``\u200e (-6)، \u200e``ab a``\u200e (-5) و")
     assert not problems(f"برای {bidi.LRI}compression_ratio('aaaa'){bidi.PDI} انتظار {bidi.LRI}1.0{bidi.PDI} می‌رفت")
 
 
