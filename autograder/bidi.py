@@ -14,8 +14,9 @@ pages: a student copies code from them, and the markup keeps the direction.
 
 Plain text has no markup, so there the controls do it, outside the code, never in it. The
 engine's Persian messages isolate each value they name (U+2066 LRI, or U+2068 FSI, ... U+2069
-PDI: the catalog writes them around each placeholder), and a cell of the self-check's table
-is isolated (:func:`cell`): the bidirectional algorithm then lays out each value, and each
+PDI: the catalog writes them around each placeholder), and each physical line of the
+self-check's table is isolated left to right, each cell's piece of it by itself, once rich has
+wrapped it (:func:`balanced`): the bidirectional algorithm then lays out each value, and each
 cell, by itself, where a terminal or Gradescope's page shows them. A failure's text keeps its
 isolates in ``results.json``; Markdown and HTML read them as code and drop them
 (:func:`visible`). A docstring is a Python file a student lints, and linters refuse the isolates
@@ -244,6 +245,22 @@ def cell(language: str, text: str) -> str:
     return f"{FSI}{text}{PDI}" if right_to_left(language) and text else text
 
 
+def balanced(text: str, depth: int = 0) -> tuple[str, int]:
+    """``text``, a piece of a line that a wrap may have cut out of a longer one, without the PDIs
+    that close an isolate opened before it (``depth`` of them are open at its start, opened in
+    the same piece of the line); and how many are open at its end, for the caller to close."""
+    kept = []
+    for char in text:
+        if char in (LRI, FSI, "\u2067"):
+            depth += 1
+        elif char == PDI:
+            if not depth:
+                continue
+            depth -= 1
+        kept.append(char)
+    return "".join(kept), depth
+
+
 def code(language: str, text: str) -> str:
     """Code (a name, a call) isolated left to right in plain text of a right-to-left ``language``."""
     return f"{LRI}{text}{PDI}" if right_to_left(language) and text else text
@@ -277,14 +294,31 @@ def docstring(text: str) -> str:
 
 
 def _marked_spans(line: str, in_span: bool) -> tuple[str, bool]:
-    """``line`` with an LRM before each code span's opening and after its closing; whether a span
+    """``line`` with an LRM before each code span's opening and after its closing, and on each
+    side of each formula or signed number of its prose (:func:`_marked_values`); whether a span
     is still open at its end (``in_span``: one was at its start)."""
     parts = line.split("``")
-    marked = parts[0]
+    marked = parts[0] if in_span else _marked_values(parts[0])
     for part in parts[1:]:
-        marked += f"``{LRM}{part}" if in_span else f"{LRM}``{part}"
+        marked += f"``{LRM}{_marked_values(part)}" if in_span else f"{LRM}``{part}"
         in_span = not in_span
-    return marked, in_span
+    return _LISTED.sub(f"\\g<0>{ALM}", marked), in_span
+
+
+# the end of a code span or a value that only punctuation sets apart from the next one: an ALM
+# after it, or the two and the comma between them would be one left-to-right run, read last first
+_LISTED = re.compile(f"(?:``|[\\d)]){LRM}(?=[\\s،؛:(]*{LRM}(?:``|-\\d))")
+
+
+# a formula of numbers (``1 / (3 * 1)``, ``(5 + 3) / 27``), or a signed number (``-4``), in prose
+_VALUE = re.compile(r"(?<![\w.\-])(?:\(?\d[\d.]*(?:\s*[-+*/]\s*\(?\d[\d.]*\)?)+|-\d[\d.]*)(?![\w.])")
+
+
+def _marked_values(prose: str) -> str:
+    """``prose`` (outside code spans) with an LRM on each side of each formula and signed number:
+    after Persian text the minus of ``-4`` would be shown right of its digits, and ``1 / (3 * 1)``
+    as ``(1 * 3) / 1`` in a paragraph laid out right to left."""
+    return _VALUE.sub(lambda value: f"{LRM}{value.group(0)}{LRM}", prose)
 
 
 def _right_to_left_first(line: str) -> str:

@@ -9,15 +9,16 @@ which property it is on.
 from __future__ import annotations
 
 import contextlib
-import functools
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions
 from rich.markup import escape
 from rich.progress import MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, Task, TextColumn
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -38,11 +39,10 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     locked = any(map(is_locked, grade.results))
     checked = [(e, [r for r in grade.results if r.exercise == e.module]) for e in course.exercises]
     checked = sorted([(e, results) for e, results in checked if results], key=lambda item: _progress(item[1]))
-    cell = functools.partial(bidi.cell, course.language)  # each cell kept in its column by itself
     table = Table(title=_("{title}: self-check").format(title=course.title))
-    table.add_column(cell(_("exercise")), no_wrap=True)
+    table.add_column(_("exercise"), no_wrap=True)
     for column in (_("points"), _("public properties"), *([_("locked cases")] if locked else []), _("still failing")):
-        table.add_column(cell(column))
+        table.add_column(column)
     for exercise, results in checked:
         properties = [r for r in results if not is_locked(r)]
         cases = [r for r in results if is_locked(r)]
@@ -55,8 +55,8 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
             cells.append(_("{passed} of {total} pass").format(passed=sum(r.passed for r in cases), total=len(cases))
                          if cases else _("none"))
         cells.append(_failing(failing) if failing else "[green]" + _("nothing") + "[/]")
-        table.add_row(*map(cell, cells))
-    console.print(table)
+        table.add_row(*cells)
+    console.print(_IsolatedCells(table) if bidi.right_to_left(course.language) else table)
     # a right-to-left line is laid out whole where the terminal wraps it, not where rich would cut it
     soft = bidi.right_to_left(course.language)
     console.print(_how_to_read(course, checked, locked), highlight=False, soft_wrap=soft)
@@ -81,6 +81,41 @@ def print_check(console: Console, course: Course, grade: Grade) -> None:
     if grade.notes_text:
         console.print()
         console.print(grade.notes_text, markup=False, highlight=False, soft_wrap=soft)
+
+
+class _IsolatedCells:
+    """A table in a right-to-left language, each physical line isolated left to right (LRI ... PDI)
+    and each cell's part of it isolated by itself (FSI ... PDI), after rich has wrapped the cells:
+    an isolate that a wrap cut in two would swallow the rest of its line, and a line that starts
+    with Persian would be laid out right to left, its columns reversed (docs/persian.md)."""
+
+    def __init__(self, table: Table):
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        for line in console.render_lines(self.table, options, pad=False):
+            borders = [at for at, segment in enumerate(line) if _BORDER.fullmatch(segment.text)]
+            if len(borders) < 2:  # the title, a rule
+                yield from line
+            else:
+                yield Segment(bidi.LRI)
+                depth = 0  # the isolates open in the cell, of those its own text opened
+                for at, segment in enumerate(line):
+                    if at in borders[1:]:
+                        yield Segment(bidi.PDI * (depth + 1))
+                    if at in borders:
+                        yield segment
+                        depth = 0
+                    else:
+                        text, depth = bidi.balanced(segment.text, depth)
+                        yield Segment(text, segment.style)
+                    if at in borders[:-1]:
+                        yield Segment(bidi.FSI)
+                yield Segment(bidi.PDI)
+            yield Segment.line()
+
+
+_BORDER = re.compile("[\u2500-\u257f]+")  # box drawing
 
 
 def _progress(results: list[PropertyResult]) -> int:

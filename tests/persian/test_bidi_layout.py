@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import string
 from functools import cache
@@ -73,6 +74,8 @@ def fragments(line: str) -> list[tuple[str, str | None]]:
         # a formula or a call (words, and a number with its unit, are whole by themselves)
         if re.search(r"[\w)\]]\s*[-+*/=<>^]=?\s*[\w(\[]|\w[(\[]", run) and "ـ" not in run:
             found.append((run, "L"))
+    # a signed number (its minus would go to the right of its digits after Persian text)
+    found += [(number, "L") for number in re.findall(r"(?<![\w)\]ـ])-\d+(?:\.\d+)?", rest)]
     return found
 
 
@@ -86,7 +89,22 @@ def problems(line: str, base: str | None = None) -> list[str]:
     for fragment, direction in fragments(line):
         if shown(fragment, direction) not in screen:
             said.append(f"{bidi.visible(fragment)!r} is shown as {screen!r}")
+    if base == "R" or (base is None and get_base_level(line) == 1):
+        said += [f"{first!r} and {then!r} are shown in left-to-right order: {screen!r}"
+                 for first, then in neighbours(bidi.visible(line)) if screen.find(first) < screen.rfind(then)]
     return said
+
+
+
+
+def neighbours(plain: str) -> list[tuple[str, str]]:
+    """The code spans and signed numbers of a line of prose that only punctuation sets apart
+    (``a b a`` (-6)، ``ab a``): a reader of right-to-left prose reads the first of each pair
+    first, on the right."""
+    found = list(re.finditer(r"``[^`]+``|(?<![\w.`])-\d[\d.]*", plain))
+    return [(first.group(0), then.group(0)) for first, then in itertools.pairwise(found)
+            if re.fullmatch(r"[\s،؛:(]*", plain[first.end():then.start()])
+            and plain.count(first.group(0)) == plain.count(then.group(0)) == 1]  # where each is found once
 
 
 def text_problems(text: str, where: str) -> list[str]:
@@ -137,11 +155,26 @@ def docstring_lines(source: str) -> list[str]:
 MODULES = [*sorted((ROOT / "exercises").glob("*.py")), *(ENGLISH.path(m) for m in ENGLISH.sandbox.support_modules)]
 
 
+def bare_lines(lines: list[str]) -> list[str]:
+    """The lines of a docstring's Persian paragraphs that have no Persian letter and no code span
+    around them (a formula alone on its line): a page that lays the paragraph out right to left
+    lays them out right to left too."""
+    found, in_span = [], False
+    for at, line in enumerate(lines):
+        near = [lines[at + step] for step in (-1, 1) if 0 <= at + step < len(lines) and lines[at + step].strip()]
+        if line.strip() and not in_span and "``" not in line and not PERSIAN_LETTER.search(line) \
+                and any(PERSIAN_LETTER.search(other) for other in near):
+            found.append(line)
+        in_span = in_span != (line.count("``") % 2 == 1)
+    return found
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)
 def test_every_persian_docstring_reads_right_to_left_with_its_code_whole(path):
     source = module_source(PERSIAN, path)
-    found = [problem for line in docstring_lines(source) if PERSIAN_LETTER.search(line)
-             for problem in problems(line)]
+    lines = docstring_lines(source)
+    found = [problem for line in lines if PERSIAN_LETTER.search(line) for problem in problems(line)]
+    found += [f"{line.strip()!r}: {problem}" for line in bare_lines(lines) for problem in problems(line, base="R")]
     assert not found, "\n".join(found)
 
 
@@ -180,6 +213,8 @@ def catalog_lines() -> list[tuple[str, str]]:
 
 
 CATALOG = catalog_lines()
+with (LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po").open("rb") as _po:
+    CATALOG_TEXTS = [(str(m.id), m.string) for m in read_po(_po) if isinstance(m.string, str) and m.id]
 
 
 @pytest.mark.parametrize("message, text", CATALOG, ids=[message[:40] for message, _ in CATALOG])
@@ -192,6 +227,11 @@ def test_an_unisolated_call_is_found():
     line = "compression_ratio('aaaa'): انتظار 1.0 می‌رفت (با رواداری 1e-09)، ولی 0.5 به دست آمد"
     assert problems(line)
     assert problems("آستانه 1 / (3 * 1) است")
+    assert problems("هر دو -4: در تساوی") and problems("از -5 به -6 پایین می‌آورد")  # the reader's M5
+    assert bare_lines(["پس امتیازش", "  1 / (3 * 1)", "بیشتر است"]) == ["  1 / (3 * 1)"]  # M7
+    assert problems("  1 / (3 * 1)", base="R")
+    # M6: spans and scores that only a comma sets apart are read in the wrong order
+    assert problems("سه قطعه‌بندی دارد: \u200e``a b a``\u200e (-6)، \u200e``ab a``\u200e (-5) و")
     assert not problems(f"برای {bidi.LRI}compression_ratio('aaaa'){bidi.PDI} انتظار {bidi.LRI}1.0{bidi.PDI} می‌رفت")
 
 
@@ -220,8 +260,8 @@ def test_persian_feedback_reads_right_to_left_with_its_code_whole(sample):
     assert not found, "\n".join(found[:20])
 
 
-def check_output(grade: Grade) -> list[str]:
-    console = Console(file=io.StringIO(), width=120, record=True, color_system=None)
+def check_output(grade: Grade, width: int = 120) -> list[str]:
+    console = Console(file=io.StringIO(), width=width, record=True, color_system=None)
     print_check(console, PERSIAN, grade)
     return console.export_text().splitlines()
 
@@ -232,12 +272,21 @@ TABLE_BORDERS = re.compile("[│┃]")
 @pytest.mark.sandbox
 @pytest.mark.data
 @pytest.mark.parametrize("sample", SAMPLES)
-def test_the_persian_self_check_keeps_each_cell_in_its_column(sample):
-    rows = [line for line in check_output(persian_grade(sample)) if TABLE_BORDERS.search(line)]
+@pytest.mark.parametrize("width", [120, 72, 60])  # 72 and 60: rich wraps the cells, each on two lines or more
+def test_the_persian_self_check_keeps_each_cell_in_its_column(sample, width):
+    rows = [line for line in check_output(persian_grade(sample), width) if TABLE_BORDERS.search(line)]
     assert rows
+    assert width > 100 or len(rows) > len([row for row in rows if re.search(r"ex\d_", row)]) + 1  # it wrapped
     for row in rows:
-        cells = [shown(cell).strip() for cell in TABLE_BORDERS.split(row)]
-        assert [cell.strip() for cell in TABLE_BORDERS.split(shown(row))] == cells, (row, shown(row))
+        assert_cells_kept(row)
+
+
+def assert_cells_kept(row: str) -> None:
+    """Each cell of ``row`` (one physical line) shown in its own column, and the row left to right
+    whatever the terminal's own direction (a continuation line starts with Persian)."""
+    cells = [shown(cell).strip() for cell in TABLE_BORDERS.split(row)]
+    for base in (None, "R"):
+        assert [cell.strip() for cell in TABLE_BORDERS.split(shown(row, base))] == cells, (row, shown(row, base))
 
 
 def test_a_table_row_without_isolates_scrambles():
@@ -253,3 +302,17 @@ def test_the_persian_self_check_s_words_read_right_to_left_with_their_code_whole
     lines = [line for line in check_output(persian_grade(sample)) if not TABLE_BORDERS.search(line)]
     found = text_problems("\n".join(lines), "check")
     assert not found, "\n".join(found[:20])
+
+
+def test_a_bad_input_failure_reads_its_rule_in_persian_order():
+    """The reader's finding H2: the rule after a call (``f(x) (a tuple where a list is expected)``)
+    is prose, laid out right to left beside the call, not inside the call's left-to-right isolate;
+    and no catalog text for plain text writes Markdown's backticks, which a terminal prints as they are."""
+    texts = dict(CATALOG_TEXTS)
+    rule = texts["a tuple where a list is expected"]
+    what = texts["{call} ({rule})"].format(call="get_pair_counts((2, 2))", rule=rule)
+    line = texts["{what}: expected {expected}, but it returned {result}"].format(
+        what=what, expected="TypeError", result="{(2, 2): 1}")
+    assert shown(rule, "R") in shown(line), shown(line)
+    assert not problems(line)
+    assert not [text for message, text in CATALOG_TEXTS if "`" in text and not message.startswith("#")]

@@ -121,7 +121,8 @@ def test_the_committed_mo_says_what_the_po_says(domain, folder, language):
             assert compiled.gettext(message.id) == message.string, f"{language}: run make messages-compile"
 
 
-ISOLATED = re.compile(r"[\u2066\u2068]`?\{\w+(?:![rsa])?(?::[^{}]*)?\}`?\u2069")  # LRI or FSI, a placeholder, PDI
+ISOLATED = re.compile(r"[\u2066\u2068]`?\{\w+(?:![rsa])?(?::[^{}]*)?\}`?\u2069"  # LRI or FSI, a placeholder, PDI
+                      r"|\u2066[A-Za-z_]\w*\u2069")  # or LRI, a name of Python (``tuple``), not backticks
 
 
 @pytest.mark.parametrize("domain, folder", [(domain, folder) for domain, folder, _ in DOMAINS])
