@@ -1,7 +1,7 @@
 """The lesson's worked code: from characters to byte-level BPE.
 
 A tokenizer turns text into a list of integers (token ids) and back. This module builds
-one in three steps; read it top to bottom.
+one in five steps; read it top to bottom.
 
 1. ``CharTokenizer`` gives every character of a training text its own id. It is simple,
    but it cannot encode a character it has never seen.
