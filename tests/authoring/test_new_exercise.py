@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 # what this course names: the course file, the package, solutions, suites, texts, samples, the
 # course's helpers and data (copied, since the sandbox reads .cache/tiktoken from the course root)
-COPIED = ("course.yaml", "exercises", "solutions", "suites", "locale", "tokcourse", "data", "samples",
+COPIED = ("course.yaml", "exercises", "solutions", "suites", "translations", "tokcourse", "data", "samples",
           "requirements.lock", ".cache/data", ".cache/tiktoken")
 ORIGINAL = load_course(COURSE)
 
@@ -76,7 +76,7 @@ def test_the_reference_gets_full_marks_and_the_stub_none(scaffolded, tmp_path):
 
 
 def test_the_texts_to_translate_are_marked_and_the_course_checks_pass(scaffolded):
-    locale = scaffolded.parent / "locale" / "fa"
+    locale = scaffolded.parent / "translations" / "fa"
     for name in ("titles.yaml", "suites.yaml", "ex7_tally.yaml"):
         assert TO_TRANSLATE in (locale / name).read_text(encoding="utf-8"), name
     checks = subprocess.run([sys.executable, "-m", "pytest", "tests/config/test_course.py", "-q",

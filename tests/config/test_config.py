@@ -21,7 +21,7 @@ def write_variant(tmp_path: Path, change) -> Path:
     """The real course.yaml, changed by ``change(dict)``, next to copies of what it points at."""
     raw = yaml.safe_load((ROOT / "course.yaml").read_text())
     change(raw)
-    for name in ("suites", "solutions", "exercises", "tokcourse", "samples", "locale"):
+    for name in ("suites", "solutions", "exercises", "tokcourse", "samples", "translations"):
         if not (tmp_path / name).exists():
             (tmp_path / name).symlink_to(ROOT / name)
     path = tmp_path / "course.yaml"

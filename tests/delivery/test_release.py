@@ -195,7 +195,7 @@ def course_with_locked(folder: Path, cases: dict) -> Path:
     raw = yaml.safe_load((ROOT / "course.yaml").read_text())
     raw["delivery"] = {"locked": "small.yaml"}
     (folder / "small.yaml").write_text(yaml.safe_dump(cases))
-    for name in ("suites", "solutions", "exercises", "tokcourse", "locale"):
+    for name in ("suites", "solutions", "exercises", "tokcourse", "translations"):
         (folder / name).symlink_to(ROOT / name)
     (folder / "course.yaml").write_text(yaml.safe_dump(raw | {"samples": []}))
     return folder / "course.yaml"

@@ -1,5 +1,5 @@
 """One term per idea: every Persian text a student reads writes the glossary's term, never one of
-its rejected variants (``locale/fa/glossary``; docs/persian.md, "The lesson's terms")."""
+its rejected variants (``translations/fa/glossary``; docs/persian.md, "The lesson's terms")."""
 
 import re
 from pathlib import Path
@@ -11,7 +11,7 @@ from babel.messages.pofile import read_po
 from autograder.i18n import LOCALE_DIR
 from tests.conftest import ROOT
 
-GLOSSARY = ROOT / "locale" / "fa" / "glossary"
+GLOSSARY = ROOT / "translations" / "fa" / "glossary"
 TEMPLATES = ROOT / "autograder" / "delivery" / "templates" / "fa"
 LETTER = "\u0600-\u06FF\u200C"  # a Persian letter, or the non-joiner inside a word
 
@@ -37,14 +37,14 @@ def variant_pattern(variant: str) -> re.Pattern:
 
 def persian_texts() -> list[tuple[str, str]]:
     """Every Persian text a student may read, by where it is: the engine's catalog and the data
-    fetcher's, the course's texts in ``locale/fa/`` and the delivery channels' Persian templates."""
+    fetcher's, the course's texts in ``translations/fa/`` and the delivery channels' Persian templates."""
     found = []
     for po in (LOCALE_DIR / "fa" / "LC_MESSAGES" / "autograder.po",
                ROOT / "tokcourse" / "locale" / "fa" / "LC_MESSAGES" / "tokcourse.po"):
         with po.open("rb") as file:
             found += [(f"{po.name} {message.id!r}", text) for message in read_po(file) if message.id
                       for text in (message.string if isinstance(message.string, tuple) else [message.string])]
-    for path in sorted((ROOT / "locale" / "fa").rglob("*.yaml")):
+    for path in sorted((ROOT / "translations" / "fa").rglob("*.yaml")):
         texts = yaml.safe_load(path.read_text(encoding="utf-8"))
         found += [(f"{path.name} {key}", text) for key, text in leaves(texts)]
     found += [(f"templates/fa/{path.name}", path.read_text(encoding="utf-8")) for path in sorted(TEMPLATES.iterdir())]

@@ -1,4 +1,4 @@
-"""The suites' own words in Persian (locale/fa/suites.yaml): every property, every locked case and
+"""The suites' own words in Persian (translations/fa/suites.yaml): every property, every locked case and
 every message template a suite writes its failures with (``say``) has a text, no text is left for
 one that is gone, each text quotes only code the English quotes and a message keeps its English's
 fields; grading and the self-check show them in a Persian course and the English ones otherwise,

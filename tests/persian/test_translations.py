@@ -201,20 +201,20 @@ def test_what_a_text_adds_on_purpose_is_declared():
 
 
 def test_a_persian_channel_without_the_course_s_texts_says_so(tmp_path):
-    (tmp_path / "locale" / "fa").mkdir(parents=True)
-    (tmp_path / "locale" / "fa" / "lesson.yaml").write_text("__module__: فقط این\n", encoding="utf-8")
+    (tmp_path / "translations" / "fa").mkdir(parents=True)
+    (tmp_path / "translations" / "fa" / "lesson.yaml").write_text("__module__: فقط این\n", encoding="utf-8")
     raw = yaml.safe_load((ROOT / "course.yaml").read_text())
-    raw["delivery"]["translations"] = str(tmp_path / "locale")
+    raw["delivery"]["translations"] = str(tmp_path / "translations")
     raw.pop("suite_texts")
     for name in ("suites", "solutions", "exercises", "tokcourse", "samples"):
         (tmp_path / name).symlink_to(ROOT / name)
     (tmp_path / "course.yaml").write_text(yaml.safe_dump(raw))
     course = load_course(tmp_path / "course.yaml").model_copy(update={"language": "fa"})
-    with pytest.raises(GraderError, match=r"locale/fa/ex1_merge_tracing.yaml: no such file \(the fa docstrings"):
+    with pytest.raises(GraderError, match=r"translations/fa/ex1_merge_tracing.yaml: no such file \(the fa docstrings"):
         module_source(course, course.path("exercises/ex1_merge_tracing.py"))
-    with pytest.raises(GraderError, match=r"locale/fa/lesson.yaml: no text for CharTokenizer"):
+    with pytest.raises(GraderError, match=r"translations/fa/lesson.yaml: no text for CharTokenizer"):
         module_source(course, course.path("exercises/lesson.py"))
-    with pytest.raises(GraderError, match=r"locale/fa/titles.yaml: no such file"):
+    with pytest.raises(GraderError, match=r"translations/fa/titles.yaml: no such file"):
         title(course)
     no_folder = course.model_copy(update={"delivery": course.delivery.model_copy(update={"translations": None})})
     with pytest.raises(GraderError, match=r"has no texts in 'fa': name the folder"):
