@@ -304,9 +304,9 @@ def requests_per_grading(course: Course) -> int:
     def counting(kind: type[Worker] | type[Child]) -> Any:
         sending = kind.request_many
 
-        def counted(worker: Any, payloads: list[bytes], timeouts: list[float]) -> list[bytes]:
+        def counted(worker: Any, payloads: list[bytes], timeouts: list[float], *rest: Any) -> Any:
             frames.append(len(timeouts))
-            return sending(worker, payloads, timeouts)
+            return sending(worker, payloads, timeouts, *rest)
         return mock.patch.object(kind, "request_many", counted)
 
     staged = stage(course, course.solutions_path())

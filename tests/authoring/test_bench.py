@@ -3,7 +3,10 @@ of its file, and a built-in's to that of the caller that spent the most in it.""
 
 from types import SimpleNamespace
 
+import pytest
+
 from autograder.authoring.bench import CATEGORIES, _categorise
+from tests.conftest import ROOT
 
 
 def test_own_time_goes_by_file_and_builtins_follow_their_biggest_caller():
@@ -41,3 +44,16 @@ def test_the_results_page_lists_every_figure_with_its_unit_and_where_it_was_meas
     assert "| `batch_per_minute_jobs2` | 40 |" in page and "| `first_grading_seconds` | (not in this run) |" in page
     assert " ".join(page.split()).count("Measured on 2026-12-04 with `autograder bench --json --copies 6`, engine at "
                                         "commit `abc1234`, on a 2-core machine.") == 1
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.parametrize("figure", ["requests_per_grading", "overhead_ratio"])
+def test_the_figures_measured_apart_are_measured(figure):
+    """The figures ``bench --json`` measures in a process of their own come back as numbers, on a
+    course that is not this one: what they patch in the engine still fits what it patches."""
+    from autograder.authoring.bench import _apart
+    from autograder.config import load_course
+
+    measured = _apart(load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml"), figure)
+    assert measured > 0
