@@ -1,29 +1,11 @@
-"""Right-to-left text with code in it, for the pages students read (docs/persian.md says why).
+"""Right-to-left text with code in it, for the pages students read.
 
-Persian prose reads right to left; code, calls, numbers and examples inside it must stay left
-to right and intact. In Markdown (:func:`markdown`) each run of prose is a ``<div dir="rtl">``
-block and fenced code blocks stay outside it; a code span whose edges the bidirectional
-algorithm would move gets a ``<span dir="ltr">``. A failure's text, written at grading time as
-plain lines (:func:`failure_markdown`), becomes prose where a line speaks the course's language
-(its code runs in code spans) and a code block where it does not; in HTML
-(:func:`failure_html`, nbgrader's feedback page) a ``<p>`` whose code is in ``<code dir="ltr">``,
-and a ``<pre dir="ltr">``. In HTML of either direction a name or a value is isolated with
-``<bdi>`` (:func:`bdi`, :func:`isolated`), and a line of prose with its own direction
-(:func:`inline`, the class report). No bidirectional control characters are written in these
-pages: a student copies code from them, and the markup keeps the direction.
-
-Plain text has no markup, so there the controls do it, outside the code, never in it. The
-engine's Persian messages isolate each value they name (U+2066 LRI, or U+2068 FSI, ... U+2069
-PDI: the catalog writes them around each placeholder), and each physical line of the
-self-check's table is isolated left to right, each cell's piece of it by itself, once rich has
-wrapped it (:func:`balanced`): the bidirectional algorithm then lays out each value, and each
-cell, by itself, where a terminal or Gradescope's page shows them. A failure's text keeps its
-isolates in ``results.json``; Markdown and HTML read them as code and drop them
-(:func:`visible`). A docstring is a Python file a student lints, and linters refuse the isolates
-(pylint's and ruff's ``bidirectional-unicode``), not the two marks: each code span of a line of
-prose gets a LEFT-TO-RIGHT MARK on each side, and a line whose first strong letter would be
-Latin (a line that starts with code) an ARABIC LETTER MARK first (:func:`docstring`).
-"""
+In Markdown and HTML the markup keeps the direction (:func:`markdown`, :func:`failure_markdown`,
+:func:`failure_html`, :func:`bdi`, :func:`inline`), and no bidirectional control is written
+where a student copies code. In plain text the controls do it, outside the code: each value of
+an engine message is isolated by its catalog, each physical line of the self-check's table once
+rich has wrapped it (:func:`balanced`), and a docstring's code spans get marks a linter accepts
+(:func:`docstring`). docs/persian.md, "Right to left", says why each page does what it does."""
 
 from __future__ import annotations
 

@@ -1,20 +1,12 @@
 """The engine's words in the course's language: the standard library's gettext over the
 catalogs in ``autograder/locale/``.
 
-English is the source. Every text a student reads is written in English and marked: ``_()``
-for a sentence, ``ngettext()`` for one that counts, ``N_()`` for one kept in a table and
-translated where it is shown. A placeholder is a named ``{field}`` filled by ``str.format``
-after translation, so a translation may move it but not drop or rename it (the catalog tests
-check that). Babel manages the catalogs (``make messages``: extract ``autograder.pot``, update
-each language's ``.po``, compile its ``.mo``). The ``.mo`` files are committed: the student
-release and the Gradescope image ship this package and no Babel, and ``tests/persian/test_message_catalogs.py``
-checks that each ``.mo`` holds what its ``.po`` says.
-
-The language is the course's (``course.language``, which every channel ships). A function that
-writes for students with a course in hand is decorated with :func:`in_course_language`; what
-it calls speaks that language too, in this thread. Test names, property names and scores are
-never translated: a grade is the same in every language.
-"""
+English is the source: every text a student reads is marked (``_()``, ``ngettext()``, ``N_()``)
+with named ``{fields}`` filled after translation. Babel manages the catalogs (``make messages``);
+the ``.mo`` files are committed, since the release and the Gradescope image ship no Babel. A
+function that writes for students with a course in hand is decorated with
+:func:`in_course_language`. Test names, property names and scores are never translated.
+docs/persian.md, "The engine's messages", says how a catalog is kept."""
 
 from __future__ import annotations
 

@@ -1,20 +1,11 @@
 """What property suites import: assertions whose failures read well in feedback.
 
-A suite is an ordinary pytest module. The engine gives every test these fixtures:
-
-- ``student``: the student's module for the suite's exercise, living in the sandbox
-  (see :mod:`autograder.engine.session`); calls return plain data;
-- ``reference``: the hidden reference module, imported in the grader;
-- ``sandbox``: the session itself, for ``sandbox.module("encoders")`` (a course support module);
-- ``course``: the validated course definition (for its data paths).
-
-and these markers: ``@pytest.mark.points(n)`` (required) and ``@pytest.mark.hidden``
-(feedback shows the property's name and a one-line reason only).
-
-A suite words its own failures with :func:`say`: an English template and named fields, which a
-course in another language translates under ``messages`` in its suites' texts
-(:mod:`autograder.suite_texts`).
-"""
+A suite is an ordinary pytest module with the fixtures ``student`` (the submission's module in
+the sandbox), ``reference`` (the solution, in the grader), ``sandbox`` and ``course``, and the
+markers ``@pytest.mark.points(n)`` and ``@pytest.mark.hidden``. A suite words its own failures
+with :func:`say`: an English template and named fields, which a course in another language
+translates under ``messages`` in its suites' texts (:mod:`autograder.suite_texts`).
+docs/authors.md, "Suites", says how to write one."""
 
 from __future__ import annotations
 

@@ -1,29 +1,12 @@
 """The suites' own words in the course's language: each property's description, each locked
-case's name and each message a suite's checks fail with, as a student reads them.
+case's name and each message a suite's checks fail with (:func:`autograder.suite.say`).
 
-English is the source: a property's description is its docstring's first paragraph, a locked
-case's name the one the locked cases' file gives it, a message the English template a suite
-gives :func:`autograder.suite.say`. A course in another language names, under ``suite_texts``
-in the course file, a YAML file per language, keyed by exercise module, then ``properties``
-(each property by its name), ``locked`` (each case by its English name) and ``messages`` (each
-template by its English, its ``{fields}`` the same)::
-
-    ex1_merge_tracing:
-      properties:
-        test_merge_pair_replaces_left_to_right_without_overlap: >-
-          ``merge_pair`` جفت را از چپ به راست جایگزین می‌کند ...
-      locked:
-        a token's tree: درخت یک توکن
-      messages:
-        "{what}: expected a str, got {got}": برای {what} انتظار یک ``str`` می‌رفت، ولی {got} به دست آمد
-
-Only what is shown changes: a result keeps its English name, so a grade is the same in every
-language. A text writes its code in double backticks, which its checks compare with the English
-(:func:`code_fragments`); it is shown without them, as the English is, the code isolated in a
-right-to-left language, and every page marks its code off by itself (:mod:`autograder.bidi`). A
-text the file lacks is shown in English: the course's tests find it, and a release refuses to
-ship without it (:func:`kept`).
-"""
+English is the source. A course in another language names, under ``suite_texts``, a YAML file
+per language, keyed by exercise module, then ``properties``, ``locked`` and ``messages``, each
+text by its English key. Only what is shown changes: a result keeps its English name, so a grade
+is the same in every language. A text writes its code in double backticks, which its checks
+compare with the English (:func:`code_fragments`); one the file lacks is shown in English, and a
+release refuses to ship without it (:func:`kept`). docs/persian.md, "The suites' words"."""
 
 from __future__ import annotations
 

@@ -1,26 +1,12 @@
-"""The course in a language other than English, its source: what a channel ships in place of
-the English text when the course's ``language`` is another (``--lang`` on the command line).
+"""The course in a language other than English: what a channel ships in place of the English
+text when the course's ``language`` is another (``--lang`` on the command line).
 
-``delivery.translations`` in the course file names a folder with one folder per language
-(``fa/``), which holds:
-
-- ``titles.yaml``: the course's ``title``, and under ``exercises`` each exercise module's title;
-- ``<module>.yaml`` for every Python module of the package (``__init__.yaml`` for
-  ``__init__.py``): each docstring of the module, keyed by what it documents (``__module__``
-  for the module itself, a function or class by its name, a method as ``Class.method``),
-  written as in the source (escapes included) without the indentation of its lines; and
-  under ``__additions__``, by the same keys, what a text quotes beyond the English on purpose
-  (a pointer to the course's data for readers of that language, say), written as quoted.
-
-The English modules stay the source of the code: a translated module is the English one with
-its docstrings replaced (:func:`translate`), and the channel stops, with one line per
-problem, when anything but a docstring would change, when a docstring has no text, or when a
-text does not quote what the English one quotes (:func:`quoted`: worked examples, code spans,
-the parameters it names, exception types, numbers). So the two cannot drift apart silently.
-
-Markdown in a right-to-left language (:func:`markdown`) keeps its prose in ``dir="rtl"``
-blocks and its code left to right; docs/persian.md says why and how.
-"""
+``delivery.translations`` names a folder with one folder per language, holding ``titles.yaml``
+and a ``<module>.yaml`` of each module's docstrings. The English modules stay the source of the
+code: a translated module is the English one with its docstrings replaced (:func:`translate`),
+and the channel stops, one line per problem, where anything else would change or a text does not
+quote what the English quotes (:func:`quoted`). docs/persian.md, "Where the Persian texts
+live", gives the files' layout; :func:`markdown` keeps right-to-left Markdown's code intact."""
 
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
 """What of the machine a confined process may read.
 
-A worker reads exactly what its Python needs once it is confined (:func:`worker_reads`): the
-folders its imports come from, the shared libraries their extension modules load and the
-loader's cache, worked out once per machine (:func:`shared_libraries`). A helper, which runs
-trusted converters, reads the system folders and its Python (:func:`system_reads`).
-
-A worker or helper that runs as uid 0 without capabilities (Landlock alone, Docker's default, a
-container without ``CAP_SETUID``) still owns root's files, so a folder given to it whole gives it
-``/etc/shadow`` or ``/etc/ssl/private`` if they lie beneath. For such a process a folder that holds
-a file or folder only root may read is given entry by entry, down to that file, which is left out
-(:func:`system_reads`). docs/security.md, "Where it holds", says what each mode shows.
-"""
+A worker reads exactly what its Python needs once confined (:func:`worker_reads`): the folders it
+imports from, the shared libraries their extension modules load (worked out once per machine,
+:func:`shared_libraries`) and the loader's cache. A helper reads the system folders and its Python
+(:func:`system_reads`). For a process that runs as uid 0 without capabilities, which still owns
+root's files, every file and folder only root may read is left out (:func:`without_root_only`).
+docs/security.md, "Where it holds", says why and what each mode shows."""
 
 from __future__ import annotations
 
