@@ -8,7 +8,6 @@ saying so (under ``make test``, which fetches them first, they fail).
 from __future__ import annotations
 
 import ast
-import doctest
 import gzip
 import io
 import json
@@ -265,10 +264,15 @@ def test_encoders_known_outputs(fetched, monkeypatch):
             encode(b"bytes")
 
 
-def test_encoders_doctests_pass(fetched, monkeypatch):
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(assets.tiktoken_cache_dir(ROOT)))
-    result = doctest.testmod(encoders, verbose=False)
-    assert result.failed == 0 and result.attempted >= 6
+def test_encoders_doctests_pass(fetched):
+    """The encoders' docstring examples, run on a fresh import of the module (in a process of its
+    own: what earlier tests did to this one's modules is no part of them)."""
+    probe = ("import doctest, sys; from tokcourse.grading import encoders; "
+             "result = doctest.testmod(encoders); print(result.failed, result.attempted)")
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(assets.tiktoken_cache_dir(ROOT)), "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True)
+    failed, attempted = map(int, run.stdout.split()[-2:])
+    assert failed == 0 and attempted >= 6, run.stdout[-3000:]
 
 
 def test_encoders_is_self_contained_and_works_as_a_top_level_module(fetched, tmp_path):
