@@ -9,10 +9,12 @@ of the batch test sees every grader on the machine: run it where no other gradin
 
 import ast
 import hashlib
+import multiprocessing
 import re
 import shutil
 import subprocess
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -169,18 +171,22 @@ def orphans(processes: set[str]) -> set[str]:
     return {p for p in processes if not grader_alive(int(p.split()[0]))}
 
 
-def test_exercise_budget_ends_the_exercise_once_spent(tmp_path, monkeypatch):
-    """A hang spends the exercise's whole budget: it fails, and so does every property after it, quickly.
-    The budget is counted on the wall clock here, with no wait for a CPU excused, so that a busy
-    machine cannot leave some of it over (tests/engine/test_time_outs.py tries the excused waits)."""
-    from autograder.isolation.waiting import RunDelay
-    monkeypatch.setattr(RunDelay, "watch", lambda self, pid: None)
+def _graded_with_a_tight_budget(folder: str) -> tuple[list[tuple[str, bool, str]], float]:
+    """The hang graded on exercise 1 with a 1.5 s budget, in a process of its own; its results."""
     limits = COURSE.limits.model_copy(update={"call_seconds": 2.0, "exercise_seconds": 1.5})
     tight = COURSE.model_copy(update={"limits": limits})
-    results, seconds = run_suites(tight, submission(tmp_path, with_attack(ATTACKS["hang"])), Scope([EXERCISE]))
-    first, *rest = results
-    assert first.name == "test_pair_counts_overlapping_in_first_occurrence_order"
-    assert re.search(r"did not return within the 1\.\d+ s left of its property's time budget", first.output)
-    assert rest and all(not r.passed for r in rest)
-    assert all(("time budget" in r.output) for r in rest)
+    results, seconds = run_suites(tight, submission(Path(folder), with_attack(ATTACKS["hang"])), Scope([EXERCISE]))
+    return [(r.name, r.passed, r.output) for r in results], seconds
+
+
+def test_exercise_budget_ends_the_exercise_once_spent(tmp_path):
+    """A hang spends the exercise's whole budget: it fails, and so does every property after it, quickly.
+    Graded in a fresh process, as a grader process grades, whatever this one did before."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        results, seconds = pool.submit(_graded_with_a_tight_budget, str(tmp_path)).result()
+    (name, _, output), *rest = results
+    assert name == "test_pair_counts_overlapping_in_first_occurrence_order"
+    assert re.search(r"did not return within the 1\.\d+ s left of its property's time budget", output)
+    assert rest and all(not passed for _, passed, _ in rest)
+    assert all(("time budget" in output) for _, _, output in rest)
     assert seconds < 30
