@@ -204,6 +204,7 @@ class Session:
         self.budget = budget_seconds
         self.spent = 0.0
         self.took: dict[str, float] = {}  # seconds spent in the worker, by the function called
+        self.overran: set[bytes] = set()  # the requests this session waited for until they ran past their time
         self.clock = clock
         self.worker: Worker | Child | None = None
         self.generation = 0
@@ -331,6 +332,7 @@ class Session:
         timeout = min(self.limits.call_seconds, self._left(call))
         if self.overruns is not None:
             if (failed := self.overruns.again(self.place, payload)) is not None:
+                self._charge_again(call, payload, failed)
                 raise failed
             timeout = self.overruns.limit(_function(call), self.place, timeout)
         if self.batcher is not None:  # the batch's time is charged once, by the batch
@@ -353,12 +355,18 @@ class Session:
                  calls: list[Call]) -> list[bytes]:
         """``worker``'s answers to ``payloads``, sent in one frame, within what is left of the
         property's time budget, which is charged for them: the wall time they took, less what the
-        worker waited for a CPU (:mod:`autograder.isolation.waiting`), which was its neighbours'."""
-        started = self.clock()
+        worker waited for a CPU (:mod:`autograder.isolation.waiting`), which was its neighbours'.
+        A request that runs past its time is charged at least the limit it met: one that met what
+        was left of the budget uses it up, however long it waited for a CPU on the way."""
+        started, met = self.clock(), 0.0
         try:
             return worker.request_many(payloads, timeouts, self.seconds_left())
+        except TimedOut as failure:
+            met = failure.seconds
+            self.overran.add(payloads[failure.index])
+            raise
         finally:
-            self.charge(calls, self.clock() - started - worker.channel.waited)
+            self.charge(calls, max(met, self.clock() - started - worker.channel.waited))
 
     def charge(self, calls: list[Call], seconds: float) -> None:
         """Count ``seconds`` spent in the worker on ``calls`` (a batch's, shared evenly)."""
@@ -366,6 +374,15 @@ class Session:
         for call in calls:
             function = _function(call)
             self.took[function] = self.took.get(function, 0.0) + seconds / len(calls)
+
+    def _charge_again(self, call: Call, payload: bytes, failed: TimedOut) -> None:
+        """A request that ran past its time before in this property fails at once, as it did; if
+        this session did not wait for it (it ran past its time in a replay, whose session is gone:
+        :mod:`~autograder.engine.replay`), its wait is charged here, so that a grading with
+        records spends the budget as one without them does."""
+        if payload not in self.overran:
+            self.overran.add(payload)
+            self.charge([call], self.seconds_left() if failed.budget else failed.seconds)
 
     def timed_out(self, call: Call, failure: TimedOut, payload: bytes) -> TimedOut:
         """The failure of ``call`` (the request ``payload``), which ran past its time, as a student
@@ -403,6 +420,7 @@ class Session:
                                 deadline=time.monotonic() + timeout)
         except codec.CodecTimeout:
             self.close()
+            self.overran.add(payload)
             raise self.timed_out(call, TimedOut("", timeout, budget=timeout < self.limits.call_seconds,
                                                 answering=True), payload) from None
         except codec.CodecError as error:

@@ -33,9 +33,11 @@ class RunDelay:
         self.base = self._seconds()
 
     def begin(self, limit: float) -> None:
-        """A request is sent whose calls each have ``limit`` seconds: a first lap."""
-        self.grace, self.waited = GRACE * limit, 0.0
-        self.lap()
+        """A request is sent whose calls each have ``limit`` seconds: a first lap, from now (what
+        the process waited before, booting or idle between requests, is no request's)."""
+        self.grace, self.waited, self.excused = GRACE * limit, 0.0, 0.0
+        if self.handle is not None:
+            self.base = self._seconds()
 
     def lap(self) -> None:
         """One answer came: what the process waited so far is counted, and the next lap begins."""

@@ -29,7 +29,7 @@ from autograder.engine.run import EVERYTHING, Scope, run_suites
 from autograder.engine.session import Session
 from autograder.errors import SandboxFailure, TimedOut
 from autograder.intake.staging import stage
-from autograder.isolation import Layout, Standby, channel
+from autograder.isolation import Layout, Standby, channel, waiting
 from autograder.isolation.inside.frames import HEADER
 from autograder.isolation.limits import WorkerLimits
 from tests.conftest import ROOT
@@ -339,6 +339,46 @@ def test_a_call_kept_from_the_cpu_by_its_neighbours_is_charged_its_own_time(crow
         session.close()
         if standby is not None:
             standby.close()
+
+
+def test_a_request_is_not_excused_what_its_worker_waited_before_it(monkeypatch):
+    """The run delay a worker gathered before a request (booting, or idle between requests) is
+    no request's: only what it waited after the sending is taken off the request's time."""
+    delay = waiting.RunDelay()
+    delay.watch(os.getpid())
+    assert delay.handle is not None, "this kernel says no run delay: the test shows nothing"
+    readings = iter([0.0, 5.0, 5.25])  # watched; 5 s waited before the request; 0.25 s during it
+    monkeypatch.setattr(waiting.RunDelay, "_seconds", lambda self: next(readings))
+    try:
+        delay.watch(os.getpid())
+        delay.begin(1.0)
+        delay.lap()
+        assert delay.waited == 0.25
+    finally:
+        delay.close()
+
+
+class _LateWorker:
+    """A worker whose request runs past what was left of the budget, having waited long for a CPU."""
+
+    class channel:
+        waited = 0.6
+
+    @staticmethod
+    def request_many(payloads, timeouts, within):
+        time.sleep(0.05)
+        raise TimedOut("took longer", within, budget=True)
+
+
+def test_a_request_that_meets_the_budget_uses_it_up(tmp_path):
+    """A request cut off by what was left of the property's budget is charged all of it, however
+    long it waited for a CPU: the next call finds the budget used up, on every machine."""
+    limits = WorkerLimits(call_seconds=1, cpu_seconds=30, memory_mb=512, processes=16, file_mb=8, message_mb=2)
+    session = Session(Layout(tmp_path), limits, budget_seconds=1.0)
+    session.spent = 0.4
+    with pytest.raises(TimedOut):
+        session.ask_many(_LateWorker, [b"{}"], [0.6], [])
+    assert session.seconds_left() <= 0
 
 
 # --- a whole batch: a student's grade never depends on who is graded beside them -----------------

@@ -9,12 +9,10 @@ of the batch test sees every grader on the machine: run it where no other gradin
 
 import ast
 import hashlib
-import multiprocessing
 import re
 import shutil
 import subprocess
 import zipfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -171,19 +169,25 @@ def orphans(processes: set[str]) -> set[str]:
     return {p for p in processes if not grader_alive(int(p.split()[0]))}
 
 
-def _graded_with_a_tight_budget(folder: str) -> tuple[list[tuple[str, bool, str]], float]:
-    """The hang graded on exercise 1 with a 1.5 s budget, in a process of its own; its results."""
+def _graded_with_a_tight_budget(folder: Path) -> tuple[list[tuple[str, bool, str]], float]:
+    """The hang graded on exercise 1 with a 1.5 s budget: each property's name, pass and output."""
     limits = COURSE.limits.model_copy(update={"call_seconds": 2.0, "exercise_seconds": 1.5})
     tight = COURSE.model_copy(update={"limits": limits})
-    results, seconds = run_suites(tight, submission(Path(folder), with_attack(ATTACKS["hang"])), Scope([EXERCISE]))
+    results, seconds = run_suites(tight, submission(folder, with_attack(ATTACKS["hang"])), Scope([EXERCISE]))
     return [(r.name, r.passed, r.output) for r in results], seconds
 
 
-def test_exercise_budget_ends_the_exercise_once_spent(tmp_path):
-    """A hang spends the exercise's whole budget: it fails, and so does every property after it, quickly.
-    Graded in a fresh process, as a grader process grades, whatever this one did before."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        results, seconds = pool.submit(_graded_with_a_tight_budget, str(tmp_path)).result()
+@pytest.mark.parametrize("records", [False, True], ids=["no-records", "records"])
+def test_exercise_budget_ends_the_exercise_once_spent(tmp_path, monkeypatch, records):
+    """A hang spends the exercise's whole budget: it fails, and so does every property after it,
+    quickly; the same whether the honest examples were recorded before (the hang then runs past
+    its time in the replay, whose session is dropped, and hypothesis's run meets it at once)."""
+    monkeypatch.setenv("AUTOGRADER_RECORDS", str(tmp_path / "records") if records else "off")
+    if records:
+        honest, _ = run_suites(COURSE, submission(tmp_path / "honest", (ROOT / "solutions" / f"{EXERCISE}.py")
+                                                  .read_text()), Scope([EXERCISE]))
+        assert all(r.passed for r in honest) and any((tmp_path / "records").iterdir())
+    results, seconds = _graded_with_a_tight_budget(tmp_path / "hang")
     (name, _, output), *rest = results
     assert name == "test_pair_counts_overlapping_in_first_occurrence_order"
     assert re.search(r"did not return within the 1\.\d+ s left of its property's time budget", output)
