@@ -304,7 +304,8 @@ def test_names_that_are_not_utf8_are_skipped_and_named(tmp_path):
         staged.remove()
 
 
-
+@pytest.mark.sandbox
+@pytest.mark.slow
 def test_a_folder_with_a_name_that_is_not_utf8_grades_as_its_zip(tmp_path):
     """The folder ``unzip`` made and the zip it came from grade the same; the folder's feedback
     names the file it skipped."""
