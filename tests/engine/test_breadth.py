@@ -210,6 +210,7 @@ def toy(tmp_path, monkeypatch):
     return course
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_submission_whose_answers_depend_on_the_order_of_calls_gets_one_grade(toy, tmp_path, frames):
     course = load_course(toy / "course.yaml")

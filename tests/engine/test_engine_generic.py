@@ -172,6 +172,7 @@ def test_the_caller_s_pytest_settings_never_reach_a_grading(toy):
     assert mine.returncode == 0, mine.stdout[-3000:] + mine.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_the_release_holds_no_answers_and_its_check_runs(toy, tmp_path):
     out = tmp_path / "release"
     built = run(toy, "release", "--out", str(out))

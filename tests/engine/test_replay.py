@@ -130,6 +130,7 @@ def test_records_can_be_kept_elsewhere_or_not_at_all(toy, tmp_path, monkeypatch)
     assert len(list((tmp_path / "elsewhere").glob("*.json"))) == 2 and not records(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_ci_machine_shows_the_same_examples(toy, tmp_path, monkeypatch):
     """Where the environment names a CI service (``CI=true``), hypothesis loads its "ci" profile
     on import, whose ``derandomize`` would seed each property from its source instead of the

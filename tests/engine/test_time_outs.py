@@ -223,6 +223,7 @@ def _bound(course) -> float:
     return course.limits.call_seconds + overruns.AFTER_SECONDS
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_hanging_function_costs_one_limit_and_the_shorter_one_then_is_not_called(toy, waits):
     course, hanging = toy
@@ -241,6 +242,7 @@ def test_a_hanging_function_costs_one_limit_and_the_shorter_one_then_is_not_call
     assert public["test_count_counts"]["passed"]  # it never calls add_all: graded as ever
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_a_replay_meets_the_hang_once_and_words_it_as_a_grading_without_records(toy, tmp_path, waits, monkeypatch):
     course, hanging = toy
@@ -256,6 +258,7 @@ def test_a_replay_meets_the_hang_once_and_words_it_as_a_grading_without_records(
     assert sum(public) <= _bound(course) and sum(hidden) <= _bound(course) and len(waits) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_the_check_shows_which_property_runs_while_it_waits(toy):
     from autograder.commands import check

@@ -40,6 +40,7 @@ def test_the_helper_converts_to_the_module_the_conversion_makes_and_never_here(m
     assert (there.source, there.spans, there.duplicates) == (here.source, here.spans, here.duplicates)
 
 
+@pytest.mark.slow
 def test_a_hostile_notebook_stops_at_its_budget():
     """IPython's passes stop once they have read the budget's characters: the same stop on every machine."""
     stopped = rf"^converting it to Python would read over {NOTEBOOK_CHARS:,} characters$"

@@ -38,6 +38,7 @@ def zygotes(monkeypatch, tmp_path):
     return started
 
 
+@pytest.mark.slow
 def test_the_exercises_share_a_public_and_a_hidden_zygote(zygotes, monkeypatch):
     course = load_course(COURSE)
     served: dict[int, set[bool]] = {}  # a zygote's id: the visibilities of the properties forked from it
@@ -66,6 +67,7 @@ def test_the_exercises_share_a_public_and_a_hidden_zygote(zygotes, monkeypatch):
     assert sorted(map(sorted, served.values())) == [[False], [True]]  # neither serves both
 
 
+@pytest.mark.slow
 def test_grades_are_those_of_a_zygote_per_exercise(zygotes):
     course = load_course(COURSE)
     staged = stage(course, course.solutions_path())

@@ -380,6 +380,7 @@ def test_stubs_and_lesson_are_boilerplate(tmp_path):
     assert compare({"a": {EX: stub}, "b": {EX: stub}}, [], 0.01, names)  # without the boilerplate: identical
 
 
+@pytest.mark.slow
 def test_code_past_the_helper_s_limits_is_left_out_alone(tmp_path, monkeypatch):
     """Student code is tokenised in limited helpers, never in the report's process: a submission
     whose fingerprints go past the helper's limits (here its answer's size) is left out of the
