@@ -31,7 +31,7 @@ from ..suite import TOGETHER, WORDING
 from . import breadth
 from .digest import course_digest
 from .examples import Claim, claimed, run_examples
-from .feedback import description, innermost, is_blocked, is_internal, property_feedback
+from .feedback import description, innermost, is_blocked, is_internal, is_timed_out, property_feedback
 from .overruns import Overruns
 from .replay import Example, Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
@@ -336,7 +336,7 @@ class GradingPlugin:
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
-            blocked=not report.passed and is_blocked(error),
+            blocked=not report.passed and is_blocked(error), timed_out=not report.passed and is_timed_out(error),
         ))
         self.places.append(item.stash[_PLACE])
 
