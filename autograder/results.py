@@ -33,6 +33,10 @@ class PropertyResult:
     # written yet, a module missing or not importable, the time budget used up): every property
     # it stops fails with the same words, which a report says once
     blocked: bool = False
+    # it failed on the sandbox's time limit (a call that timed out or overran, the time budget
+    # used up), which mutate tells from a caught mutant; only a grader process's answer
+    # (Grade.to_plain) says so: results.json does not, and a grade read back from it has False
+    timed_out: bool = False
 
     @property
     def title(self) -> str:

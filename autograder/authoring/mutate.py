@@ -1,8 +1,9 @@
 """``python -m autograder mutate``: does each exercise's suite catch small changes to its reference?
 
 Each mutant that cosmic-ray's default operators make of an exercise's solution module is graded
-like a submission, with that exercise's suite alone, in a fresh grader process that stops at the
-first failing property. A mutant that keeps full points *survived*, unless the course lists it as
+like a submission, with that exercise's suite alone, by the batch's grader processes
+(:class:`~autograder.batch.grader.GraderPool`, one per job), stopping at the first failing
+property. A mutant that keeps full points *survived*, unless the course lists it as
 equivalent (``mutation.equivalents``, :func:`load_equivalents`). How to read the report, and why
 cosmic-ray: docs/authors.md, "Holding the suites to account".
 """
@@ -10,11 +11,8 @@ cosmic-ray: docs/authors.md, "Holding the suites to account".
 from __future__ import annotations
 
 import difflib
-import json
 import random
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -30,11 +28,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..batch.grader import grader_environment, grader_seconds
-from ..config import Course, CourseConfigError, load_course
-from ..engine.run import run_suites
-from ..errors import GraderError, SandboxFailure
-from ..intake.staging import stage
+from ..batch.grader import GraderPool, Part, grader_seconds
+from ..config import Course, CourseConfigError
+from ..errors import GraderError
+from ..intake.staging import Staged, stage
 
 TIME_FACTOR = 3.0  # a mutant may take this many times the reference's time on the suite ...
 TIME_SLACK = 10.0  # ... plus this many seconds, before it counts as looping
@@ -184,44 +181,18 @@ class Graded:
     why: str = ""  # the property that killed it, or what went wrong
 
 
-class _Watcher:
-    """A pytest plugin beside the grading plugin, in the grader process of one mutant: did a
-    failure come from the sandbox's time limit?"""
-
-    def __init__(self) -> None:
-        self.timed_out = False
-
-    def pytest_exception_interact(self, node: Any, call: Any, report: Any) -> None:
-        error = call.excinfo.value if call.excinfo else None
-        while isinstance(error, BaseExceptionGroup) and error.exceptions:
-            error = error.exceptions[0]
-        if isinstance(error, SandboxFailure) and error.kind in ("timeout", "budget", "overran"):
-            self.timed_out = True
-
-
-def child_main(course_file: str, root: str, module: str) -> int:
-    """In a fresh grader process: grade ``root`` on ``module``'s suite, stopping at the first
-    failure, and print one JSON line: ``{"failed": name or null, "timed_out": bool}``."""
-    course = load_course(course_file)
-    course = course.model_copy(update={"exercises": [course.exercise(module)]})
-    watcher = _Watcher()
-    results, _ = run_suites(course, Path(root), first_failure=True, observers=(watcher,))
-    failed = next((r.name for r in results if not r.passed), None)
-    print(json.dumps({"failed": failed, "timed_out": watcher.timed_out, "ran": len(results)}))
-    return 0
-
-
 class _Copies:
-    """The solutions folder as a submission, once; a mutant is that with one module replaced."""
+    """The solutions folder as a submission, once; a mutant is that with one module replaced,
+    graded by the batch's grader processes (one per grading thread: ``graders``)."""
 
-    def __init__(self, course: Course, scratch: Path):
-        self.course, self.scratch = course, scratch
+    def __init__(self, course: Course, scratch: Path, graders: GraderPool):
+        self.course, self.scratch, self.graders = course, scratch, graders
         self.base = scratch / "base" / course.package
         shutil.copytree(course.solutions_path(), self.base, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
     def graded(self, mutant: Mutant | None, module: str, seconds: float) -> Graded:
-        """Grade the unmutated copy (``mutant`` None) or a mutant of ``module`` in a fresh grader
-        process, stopped after ``seconds``; a grader that fails gets one more try, then the
+        """Grade the unmutated copy (``mutant`` None) or a mutant of ``module`` on that exercise's
+        suite alone, stopped after ``seconds``; a grader that fails gets one more try, then the
         outcome "error" (the run goes on and fails at the end)."""
         result = self._graded(mutant, module, seconds)
         return self._graded(mutant, module, seconds) if result.outcome == "error" else result
@@ -241,33 +212,33 @@ class _Copies:
                 (folder / self.course.package / f"{module}.py").write_text(mutant.source, encoding="utf-8")
             staged = stage(self.course, folder)
             try:
-                return self._run(staged.root, mutant, module, seconds)
+                return self._run(staged, folder / "report", mutant, module, seconds)
             finally:
                 staged.remove()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _run(self, root: Path, mutant: Mutant | None, module: str, seconds: float) -> Graded:
-        command = [sys.executable, "-m", "autograder.authoring.mutate", str(self.course.file), str(root), module]
-        started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="grader-", dir=self.scratch) as home:
-            env = grader_environment(home)
-            try:
-                done = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=seconds,
-                                      start_new_session=True)
-            except subprocess.TimeoutExpired:
-                return Graded(mutant, "timed out", time.monotonic() - started, f"stopped after {seconds:.0f} s")
-        spent = time.monotonic() - started
-        lines = done.stdout.strip().splitlines()
-        if done.returncode != 0 or not lines:
-            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            return Graded(mutant, "error", spent, f"the grader failed (exit {done.returncode}): {tail}")
-        answer = json.loads(lines[-1])
+    def _run(self, staged: Staged, report: Path, mutant: Mutant | None, module: str, seconds: float) -> Graded:
+        """Grade ``staged`` in a grader process, its reports in ``report``, stopping at the first failure."""
+        grade, spent, _ = self.graders.grade(self.course, module, staged, report,
+                                             Part([module], first_failure=True), seconds)
+        if grade is None:
+            return _failed(mutant, report / "grader.log", spent, seconds)
+        failed = next((r for r in grade.results if not r.passed), None)
         if mutant is None:
-            return Graded(None, "failed" if answer["failed"] else "passed", spent, answer["failed"] or "")
-        if answer["failed"] is None:
+            return Graded(None, "failed" if failed else "passed", spent, failed.name if failed else "")
+        if failed is None:
             return Graded(mutant, "survived", spent)
-        return Graded(mutant, "timed out" if answer["timed_out"] else "killed", spent, answer["failed"])
+        return Graded(mutant, "timed out" if failed.timed_out else "killed", spent, failed.name)
+
+
+def _failed(mutant: Mutant | None, log: Path, spent: float, seconds: float) -> Graded:
+    """A grading that gave no grade: its grader process stopped at ``seconds``, or failed (the
+    last line of its ``log`` says why)."""
+    if spent >= seconds:
+        return Graded(mutant, "timed out", spent, f"stopped after {seconds:.0f} s")
+    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() if log.is_file() else []
+    return Graded(mutant, "error", spent, f"the grader failed: {(lines or ['no output'])[-1]}")
 
 
 # --------------------------------------------------------------------------- the command
@@ -300,25 +271,24 @@ def run(course: Course, modules: list[str], jobs: int, size: int | None, seed: i
     everything = {module: mutants_of(course, module) for module in modules}
     chosen = sample(everything, size, seed) if size is not None else everything
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="autograder-mutate-") as scratch:
-        copies = _Copies(course, Path(scratch))
+    with tempfile.TemporaryDirectory(prefix="autograder-mutate-") as scratch, GraderPool() as graders, \
+            ThreadPoolExecutor(max(1, jobs)) as pool:
+        copies = _Copies(course, Path(scratch), graders)
         baseline = {}
-        with ThreadPoolExecutor(max(1, jobs)) as pool:
-            for module, future in [(m, pool.submit(copies.graded, None, m, grader_seconds(course, [m])))
-                                   for m in modules]:
-                reference = future.result()
-                if reference.outcome == "error":
-                    raise GraderError(f"mutate: grading the unmutated solution of {module}: {reference.why}")
-                if reference.outcome != "passed":
-                    raise GraderError(f"mutate: the unmutated solution of {module} does not pass its own suite "
-                                      f"({reference.why or reference.outcome}); fix that first")
-                baseline[module] = reference.seconds
+        for module, future in [(m, pool.submit(copies.graded, None, m, grader_seconds(course, [m])))
+                               for m in modules]:
+            reference = future.result()
+            if reference.outcome == "error":
+                raise GraderError(f"mutate: grading the unmutated solution of {module}: {reference.why}")
+            if reference.outcome != "passed":
+                raise GraderError(f"mutate: the unmutated solution of {module} does not pass its own suite "
+                                  f"({reference.why or reference.outcome}); fix that first")
+            baseline[module] = reference.seconds
         todo = [m for module in modules for m in chosen[module]]
         graded = []
         columns = (TextColumn("mutants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))
-        with Progress(*columns, console=console, transient=True) as progress, \
-                ThreadPoolExecutor(max(1, jobs)) as pool:
+        with Progress(*columns, console=console, transient=True) as progress:
             bar = progress.add_task("", total=len(todo))
             futures = [pool.submit(copies.graded, m, m.module, TIME_FACTOR * baseline[m.module] + TIME_SLACK)
                        for m in todo]
@@ -399,6 +369,3 @@ def command(course: Course, modules: list[str], jobs: int, size: int | None, see
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(child_main(*sys.argv[1:]))

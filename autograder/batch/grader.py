@@ -3,9 +3,9 @@
 A :class:`GraderProcess` is ``python -m autograder.batch.serve`` (:mod:`autograder.batch.serve`):
 it imports the suites and the solutions, which the batch's process never does, and grades each
 staged submission it is handed into that submission's report folder. A :class:`GraderPool`
-keeps one per grading thread of a batch. A request is a :class:`Request` on one JSON line, the
-answer the :class:`~autograder.results.Grade` on one line, or nothing from a process that
-failed or died, whose log is then kept.
+keeps one per grading thread of a batch, or of ``mutate``, whose mutants are submissions too. A
+request is a :class:`Request` on one JSON line, the answer the :class:`~autograder.results.Grade`
+on one line, or nothing from a process that failed or died, whose log is then kept.
 """
 
 from __future__ import annotations
@@ -37,12 +37,13 @@ class Part:
     (default all); of those the public ones alone (``public_only``), or the hidden ones, after
     (``after``) the folder of a grading of the public ones, whose results it then answers too. The
     submission's time budget counts from ``began`` (``time.monotonic()``, this machine's clock) if
-    that is before now."""
+    that is before now. ``first_failure`` stops at the first failing property (a mutant's grading)."""
 
     exercises: list[str] | None = None
     began: float | None = None
     public_only: bool = False
     after: Path | None = None
+    first_failure: bool = False
 
 
 WHOLE = Part()  # every property of every exercise
@@ -64,13 +65,13 @@ class Request:
         part = self.part
         return {"staged": str(self.staged), "out": str(self.out), "name": self.name, "notes": list(self.notes),
                 "exercises": part.exercises, "began": part.began, "public_only": part.public_only,
-                "after": None if part.after is None else str(part.after)}
+                "after": None if part.after is None else str(part.after), "first_failure": part.first_failure}
 
     @classmethod
     def from_plain(cls, plain: dict) -> Request:
         """The request :meth:`to_plain` made plain."""
         part = Part(plain["exercises"], plain["began"], plain["public_only"],
-                    None if plain["after"] is None else Path(plain["after"]))
+                    None if plain["after"] is None else Path(plain["after"]), plain["first_failure"])
         return cls(Path(plain["staged"]), Path(plain["out"]), plain["name"], tuple(plain["notes"]), part)
 
 
@@ -100,8 +101,8 @@ def compiled_code(fallback: str) -> str:
 
 
 def grader_environment(scratch: str) -> dict[str, str]:
-    """The environment of a process that grades as a grader process does (a grader process, a
-    mutant's, bench's), whose scratch folder is ``scratch``: this one's, with the hash seed the
+    """The environment of a process that grades as a grader process does (a grader process,
+    bench's), whose scratch folder is ``scratch``: this one's, with the hash seed the
     examples were recorded under, hypothesis's and the compiled code's folders, and the engine
     importable."""
     return {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
@@ -140,14 +141,16 @@ class GraderPool:
         self.one_core_each = one_core_each
         self.lanes = itertools.count()
 
-    def grade(self, course: Course, name: str, staged: Staged, folder: Path, part: Part = WHOLE) -> Graded:
-        """``part`` of ``staged``'s grading, into ``folder``, by this thread's grader process."""
+    def grade(self, course: Course, name: str, staged: Staged, folder: Path, part: Part = WHOLE,
+              limit: float | None = None) -> Graded:
+        """``part`` of ``staged``'s grading, into ``folder``, by this thread's grader process, in
+        ``limit`` seconds (:meth:`GraderProcess.grade`)."""
         grader = getattr(self.local, "grader", None)
         if grader is None:
             core = lane_core(next(self.lanes)) if self.one_core_each else None  # next() of a count is atomic
             grader = self.local.grader = GraderProcess(course, core)
             self.graders.append(grader)  # list.append is atomic: threads may add theirs at once
-        return grader.grade(name, staged, folder, part)
+        return grader.grade(name, staged, folder, part, limit)
 
     def __enter__(self) -> GraderPool:
         return self
@@ -184,8 +187,10 @@ class GraderProcess:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def grade(self, name: str, staged: Staged, folder: Path, part: Part = WHOLE) -> Graded:
-        """Grade ``part`` of ``staged``'s grading into ``folder``; ``(grade, seconds, problem)``."""
+    def grade(self, name: str, staged: Staged, folder: Path, part: Part = WHOLE,
+              limit: float | None = None) -> Graded:
+        """Grade ``part`` of ``staged``'s grading into ``folder``; ``(grade, seconds, problem)``. It
+        may take ``limit`` seconds (default :func:`grader_seconds`), a fresh process's start-up included."""
         folder.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         request = Request(staged.root, folder, name, tuple(staged.notes), part).to_plain()
@@ -196,7 +201,8 @@ class GraderProcess:
             assert process.stdin is not None
             process.stdin.write((json.dumps(request) + "\n").encode())
             process.stdin.flush()
-            answer = self._answer(time.monotonic() + grader_seconds(self.course, part.exercises))
+            limit = grader_seconds(self.course, part.exercises) if limit is None else limit
+            answer = self._answer(time.monotonic() + limit)
         except (OSError, TimeoutError) as error:
             answer = "timeout" if isinstance(error, TimeoutError) else "no answer"
         seconds = time.monotonic() - started

@@ -63,7 +63,7 @@ def grade_request(course: Course, request: Request, answers: TextIO) -> None:
 def scope(part: Part) -> Scope:
     """What the grading of ``part`` runs; a hidden part is given the public part's results."""
     public = None if part.after is None else list(read_results(part.after).results)
-    return Scope(part.exercises or None, part.public_only, public, part.began)
+    return Scope(part.exercises or None, part.public_only, public, part.began, first_failure=part.first_failure)
 
 
 if __name__ == "__main__":

@@ -97,6 +97,12 @@ def is_blocked(error: BaseException | None) -> bool:
                                                                   "overran")
 
 
+def is_timed_out(error: BaseException | None) -> bool:
+    """Whether the sandbox's time limit stopped the property
+    (:attr:`~autograder.results.PropertyResult.timed_out`)."""
+    return isinstance(error, SandboxFailure) and error.kind in ("timeout", "budget", "overran")
+
+
 def innermost(error: BaseException | None) -> BaseException | None:
     """The first exception of the first group, down to one that is no group (hypothesis raises groups)."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:

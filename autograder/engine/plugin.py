@@ -31,7 +31,7 @@ from ..suite import TOGETHER, WORDING
 from . import breadth
 from .digest import course_digest
 from .examples import Claim, claimed, run_examples
-from .feedback import description, innermost, is_blocked, is_internal, property_feedback
+from .feedback import description, innermost, is_blocked, is_internal, is_timed_out, property_feedback
 from .overruns import Overruns
 from .replay import Example, Examples, Recorder, cache_folder, passes, replayable
 from .session import FreshAnswers, Session, open_session
@@ -48,13 +48,15 @@ class Scope:
     (``time.monotonic()``, default now): a submission graded in parts has one budget, not one a part.
     ``overruns`` (by exercise, and whether hidden) keep the calls that ran past their time,
     given where what grades the submission besides calls the same functions (``check``'s locked
-    cases)."""
+    cases). ``first_failure`` stops at the first failing property, unshrunk, and runs no other:
+    for :mod:`autograder.authoring.mutate`, which asks only whether a mutant is caught."""
 
     exercises: list[str] | None = None
     public_only: bool = False
     public_results: list[PropertyResult] | None = None
     began: float | None = None
     overruns: dict[tuple[str, bool], Overruns] | None = None
+    first_failure: bool = False
 
 
 EVERYTHING = Scope()  # every property of every exercise, the budget counted from now
@@ -63,9 +65,9 @@ EVERYTHING = Scope()  # every property of every exercise, the budget counted fro
 class GradingPlugin:
     """Registered with ``pytest.main(plugins=[...])`` for one submission."""
 
-    def __init__(self, course: Course, submission: Path, scope: Scope = EVERYTHING, first_failure: bool = False):
+    def __init__(self, course: Course, submission: Path, scope: Scope = EVERYTHING):
         self.course = course
-        self.first_failure = first_failure
+        self.first_failure = scope.first_failure
         self.chosen = [e for e in course.exercises if scope.exercises is None or e.module in scope.exercises]
         self.submission = submission
         self.public_only = scope.public_only
@@ -336,7 +338,7 @@ class GradingPlugin:
         self.results.append(PropertyResult(
             exercise=item.stash[_EXERCISE], name=item.originalname, points=points,
             score=points if report.passed else 0, passed=report.passed, hidden=hidden, output=output,
-            blocked=not report.passed and is_blocked(error),
+            blocked=not report.passed and is_blocked(error), timed_out=not report.passed and is_timed_out(error),
         ))
         self.places.append(item.stash[_PLACE])
 

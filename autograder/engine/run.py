@@ -49,20 +49,18 @@ def name_cells(course: Course, root: Path, results: Iterable[PropertyResult]) ->
 
 
 @in_course_language
-def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, first_failure: bool = False,
+def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING,
                observers: tuple[object, ...] = ()) -> tuple[list[PropertyResult], float]:
     """Grade one prepared submission in this process; returns the results, in the suites' order,
     and the seconds taken.
 
-    ``scope`` says which properties run (:class:`Scope`). ``first_failure`` stops at the first
-    failing property, unshrunk (the other properties are not run): for
-    :mod:`autograder.authoring.mutate`, which asks only whether a mutant is caught, and registers
-    ``observers`` (more pytest plugins) beside the grading plugin to see how; ``check`` registers
-    one to show which property runs.
+    ``scope`` says which properties run, and whether to stop at the first failure (:class:`Scope`).
+    ``observers`` are more pytest plugins, registered beside the grading plugin: ``check``
+    registers one to show which property runs.
 
     A worker that cannot start fails the grading (:class:`GraderError`): the machine failed, so
     no property may count it against the submission."""
-    plugin = GradingPlugin(course, submission, scope, first_failure)
+    plugin = GradingPlugin(course, submission, scope)
     args = [str(course.path(e.suite)) for e in plugin.chosen] + [
         "-c", str(Path(__file__).with_name("pytest.ini")), "--rootdir", str(course.root),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
@@ -71,7 +69,7 @@ def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING, firs
         # of the installed plugins only hypothesis's: loading the others slowed every first grading
         "--disable-plugin-autoload", "-p", internals.PYTEST_PLUGIN,
         f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
-    ] + (["-x"] if first_failure else [])
+    ] + (["-x"] if scope.first_failure else [])
     started = time.monotonic()
     with on_path(course.root), without_callers_pytest():
         try:

@@ -1,10 +1,14 @@
-"""A grade put together from parts is the grade of the whole, caps included."""
+"""A grade put together from parts is the grade of the whole, caps included; what a grader
+process answers beyond results.json."""
+
+from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.config import Limits
+from autograder.config import Limits, load_course
 from autograder.results import Grade, PropertyResult
+from tests.conftest import COURSE
 
 TEXTS = st.text(alphabet="ab\n", max_size=400)
 
@@ -32,3 +36,14 @@ def test_capping_parts_then_the_whole_cuts_where_the_whole_would(case):
     assert Grade.joined([part.capped(limits) for part in parts], 1.0).capped(limits) == whole
     assert [r.title for r in whole.results] == [r.title for part in parts for r in part.results]
     assert whole.notes_text == parts[0].capped(limits).notes_text  # the notes once, not once a part
+
+
+def test_a_result_stopped_by_the_time_limit_says_so_to_the_batch_alone():
+    """``timed_out`` comes back in a grader process's answer; ``results.json`` is the same without it."""
+    result = PropertyResult(exercise="ex1_merge_tracing", name="p", points=2, score=0, passed=False, hidden=False,
+                            output="timed out", timed_out=True)
+    grade = Grade((result,), ("a note",), 1.0)
+    assert Grade.from_plain(grade.to_plain()) == grade
+    course = load_course(COURSE)
+    untimed = replace(grade, results=(replace(result, timed_out=False),))
+    assert grade.to_gradescope(course) == untimed.to_gradescope(course)
