@@ -1,4 +1,5 @@
-"""The student's package: the lesson's worked code (``lesson``) and the five graded exercises.
+"""The student's package: the lesson's worked code (``lesson``, one ``lesson_*`` module per step)
+and the five graded exercises.
 
 Edit ``ex1_merge_tracing`` … ``ex5_parity`` (and the bonus ``ex6_unigram``); the autograder imports
 them by these names.

@@ -52,8 +52,8 @@ score and where its last piece starts (loop over ``end``, then over ``start`` fr
 and replace only on a strictly better score: that gives the tie rule). The forward
 algorithm is the same loop with log-sum-exp in place of max; run it backwards too, and the
 posterior of an edge is ``exp(alpha[i] + lp + beta[j] - alpha[n])``. Write log-sum-exp as
-``m + log(sum(exp(x - m)))`` with ``m`` the largest term. ``exercises/lesson.py`` has a
-Unigram section that walks through all of it.
+``m + log(sum(exp(x - m)))`` with ``m`` the largest term.
+``exercises/lesson_unigram.py`` walks through all of it.
 """
 
 WORD_PATTERN = r"\w+|[^\w\s]"

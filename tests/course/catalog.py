@@ -8,7 +8,7 @@ Each ``old`` text must occur exactly once in its file, so a mutation that has go
 after an edit of the reference fails loudly instead of silently testing nothing.
 
 An alternative (``tests/course/alternatives/<name>/exercises/*.py``, without ``__init__.py`` and
-``lesson.py``, which are added from ``exercises/``) is a whole submission written differently
+the lesson's ``lesson*.py``, which are added from ``exercises/``) is a whole submission written differently
 from the reference; it must get full marks, which shows that the suites grade the rules of the
 docstrings and not the reference's incidental choices:
 
@@ -675,7 +675,7 @@ def _readable(path: Path) -> None:
 
 def _finish(submission: Path) -> Path:
     package = submission / "exercises"
-    for provided in ("__init__.py", "lesson.py"):
+    for provided in ["__init__.py", *(p.name for p in sorted(STUBS.glob("lesson*.py")))]:
         if not (package / provided).exists():
             shutil.copy2(STUBS / provided, package / provided)
     shutil.rmtree(package / "__pycache__", ignore_errors=True)

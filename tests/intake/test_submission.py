@@ -20,6 +20,7 @@ from tests.conftest import ROOT, autograder
 
 COURSE = load_course(ROOT / "course.yaml")
 MODULE = "def trace_merges(text, num_merges):\n    return []\n"
+LESSON = sorted(p for p in COURSE.provided if p.startswith("exercises/lesson"))  # the lesson, provided
 
 
 def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
@@ -295,7 +296,7 @@ def test_names_that_are_not_utf8_are_skipped_and_named(tmp_path):
     staged = stage(COURSE, tmp_path / "hal")
     try:
         assert sorted(staged_files(staged)) == [".stubs.json", "exercises/__init__.py",
-                                                "exercises/ex1_merge_tracing.py", "exercises/lesson.py"]
+                                                "exercises/ex1_merge_tracing.py", *LESSON]
         why = "its name is not valid UTF-8, so no code can import or open it"
         assert sorted(staged.notes) == [f"skipped b'Devoir_caf\\xe9/exercises/notes_caf\\xe9.txt': {why}",
                                         f"skipped b'Devoir_caf\\xe9/r\\xe9ponses.txt': {why}",
@@ -339,8 +340,8 @@ def test_a_committed_venv_and_git_folder_are_skipped_not_counted(tmp_path):
     archive = make_zip(tmp_path / "repo.zip", {"exercises/ex1_merge_tracing.py": MODULE.encode(), **skipped})
     staged = stage(COURSE, archive)
     try:
-        assert sorted(p.name for p in (staged.root / "exercises").iterdir()) == ["__init__.py", "ex1_merge_tracing.py",
-                                                                                 "lesson.py"]
+        assert sorted(p.name for p in (staged.root / "exercises").iterdir()) == \
+            ["__init__.py", "ex1_merge_tracing.py", *(Path(p).name for p in LESSON)]
     finally:
         staged.remove()
 

@@ -88,14 +88,22 @@ def test_the_persian_module_is_the_english_code_with_persian_docstrings(path):
     examples = [[[(e.source, e.want) for e in parser.get_examples(ast.get_docstring(node) or "")]
                  for node in ast.walk(ast.parse(text)) if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))]
                 for text in (english, persian)]
-    assert examples[0] == examples[1] and (any(examples[0]) or path.name == "__init__.py")
+    overviews = ("__init__.py", "lesson.py")  # the package's and the lesson's, without examples
+    assert examples[0] == examples[1] and (any(examples[0]) or path.name in overviews)
 
 
 def test_the_persian_lesson_passes_its_doctests():
-    module = types.ModuleType("lesson_fa")
-    exec(compile(module_source(PERSIAN, PACKAGE / "lesson.py"), "lesson_fa.py", "exec"), module.__dict__)
-    results = doctest.testmod(module)
-    assert results.attempted > 20 and results.failed == 0
+    """Each module of the lesson, with its Persian docstrings, in the package beside the English
+    ones (its relative imports take theirs)."""
+    attempted = 0
+    for path in sorted(PACKAGE.glob("lesson*.py")):
+        module = types.ModuleType(f"{COURSE.package}.{path.stem}_fa")
+        module.__package__ = COURSE.package
+        exec(compile(module_source(PERSIAN, path), f"{path.stem}_fa.py", "exec"), module.__dict__)
+        results = doctest.testmod(module)
+        assert results.failed == 0, path.name
+        attempted += results.attempted
+    assert attempted > 40
 
 
 def test_persian_prose_writes_latin_digits_and_persian_yeh_and_kaf():
@@ -202,7 +210,7 @@ def test_what_a_text_adds_on_purpose_is_declared():
 
 def test_a_persian_channel_without_the_course_s_texts_says_so(tmp_path):
     (tmp_path / "translations" / "fa").mkdir(parents=True)
-    (tmp_path / "translations" / "fa" / "lesson.yaml").write_text("__module__: فقط این\n", encoding="utf-8")
+    (tmp_path / "translations" / "fa" / "lesson_chars.yaml").write_text("__module__: فقط این\n", encoding="utf-8")
     raw = yaml.safe_load((ROOT / "course.yaml").read_text())
     raw["delivery"]["translations"] = str(tmp_path / "translations")
     raw.pop("suite_texts")
@@ -212,8 +220,8 @@ def test_a_persian_channel_without_the_course_s_texts_says_so(tmp_path):
     course = load_course(tmp_path / "course.yaml").model_copy(update={"language": "fa"})
     with pytest.raises(GraderError, match=r"translations/fa/ex1_merge_tracing.yaml: no such file \(the fa docstrings"):
         module_source(course, course.path("exercises/ex1_merge_tracing.py"))
-    with pytest.raises(GraderError, match=r"translations/fa/lesson.yaml: no text for CharTokenizer"):
-        module_source(course, course.path("exercises/lesson.py"))
+    with pytest.raises(GraderError, match=r"translations/fa/lesson_chars.yaml: no text for CharTokenizer"):
+        module_source(course, course.path("exercises/lesson_chars.py"))
     with pytest.raises(GraderError, match=r"translations/fa/titles.yaml: no such file"):
         title(course)
     no_folder = course.model_copy(update={"delivery": course.delivery.model_copy(update={"translations": None})})
