@@ -16,6 +16,7 @@ import textwrap
 
 import pytest
 
+from autograder.isolation.inside import FOLDER as INSIDE
 from autograder.isolation.inside import seccomp
 from tests.conftest import ROOT
 from tests.isolation.measure_syscalls import answer, confined_calls, header_numbers, run_filter
@@ -36,9 +37,12 @@ OTHERS = {
 }
 NUMBERS = {name: pair[seccomp.MACHINES[MACHINE][1]] for name, pair in {**seccomp.NUMBERS, **OTHERS}.items()}
 
+# The worker's copy of seccomp.py, imported as a worker imports it (its folder first on sys.path): the
+# autograder package, which these processes never need, would cost most of each one's start.
 PRELUDE = """
 import ctypes, errno, mmap, os, signal, socket, struct, sys, threading
-from autograder.isolation.inside import seccomp
+sys.path.insert(0, {inside!r})
+import seccomp
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 NUMBERS = {numbers!r}
@@ -69,7 +73,7 @@ def clone_in(namespaces):
 
 def run(code: str, target: str = "/nonexistent", **names) -> str:
     """Run PRELUDE + ``code`` (formatted with ``names``) in a new interpreter; return its stdout."""
-    source = PRELUDE.format(numbers=NUMBERS, target=target) + textwrap.dedent(code).format(**names)
+    source = PRELUDE.format(numbers=NUMBERS, target=target, inside=str(INSIDE)) + textwrap.dedent(code).format(**names)
     done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return done.stdout
