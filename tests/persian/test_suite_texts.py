@@ -135,6 +135,7 @@ def test_a_locked_case_is_shown_by_its_persian_name_and_keeps_its_english_one():
     assert "مورد قفل‌شده: درخت یک توکن" in markdown and "a token's tree" not in markdown
 
 
+@pytest.mark.sandbox  # check_locked runs the locked cases in workers
 def test_a_persian_check_of_locked_cases_names_them_in_persian(tmp_path):
     release = tmp_path / "release"
     build_release(PERSIAN, release)
