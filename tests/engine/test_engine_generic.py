@@ -140,6 +140,7 @@ def test_the_runs_here_cannot_import_the_tokenizer_course(toy):
     assert probe.stdout.strip() == str(toy.parent / "engine" / "autograder" / "__init__.py")
 
 
+@pytest.mark.slow  # grades three submissions end to end; test_check_runs_the_public_property is the quick run
 def test_grade_gives_the_reference_full_marks_the_stub_zero_and_a_half_answer_its_public_points(toy, tmp_path):
     half = tmp_path / "half"  # adds right, but takes anything
     half.mkdir()
@@ -162,6 +163,7 @@ def test_check_runs_the_public_property(toy):
     assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-3000:]
 
 
+@pytest.mark.slow  # two end-to-end checks
 def test_the_caller_s_pytest_settings_never_reach_a_grading(toy):
     """A grading's pytest takes the engine's arguments alone: a student who runs their own tests
     with ``PYTEST_ADDOPTS`` or ``PYTEST_PLUGINS`` set gets the check they would get without."""
