@@ -51,12 +51,24 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
         return value
     down = depth + 1
     if kind is list:
-        return value[:] if _flat(value, down) else [encode(item, other, down) for item in value]
+        return value[:] if _flat(value, down) else [_encode_item(item, other, down) for item in value]
     if kind is tuple:
-        return {"$tuple": list(value) if _flat(value, down) else [encode(item, other, down) for item in value]}
+        return {"$tuple": list(value) if _flat(value, down) else [_encode_item(item, other, down) for item in value]}
     if kind is dict:
-        return {"$dict": [[encode(k, other, down), encode(v, other, down)] for k, v in value.items()]}
+        return {"$dict": [[_encode_item(k, other, down), _encode_item(v, other, down)] for k, v in value.items()]}
     return _encode_other(value, other, depth)
+
+
+def _encode_item(item: Any, other: Callable[[Any], Any] | None, depth: int) -> Any:
+    """:func:`encode` of an item at ``depth``, a scalar or a tuple of scalars taken in line: most
+    items sent are such (tokens, and merges keyed by pairs)."""
+    kind = type(item)
+    if depth < MAX_DEPTH:
+        if kind in _SCALARS:
+            return item
+        if kind is tuple and _flat(item, depth + 1):
+            return {"$tuple": list(item)}
+    return encode(item, other, depth)
 
 
 def _encode_other(value: Any, other: Callable[[Any], Any] | None, depth: int) -> Any:
@@ -177,33 +189,24 @@ class _Decoder:
     def value(self, data: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
             raise CodecError(f"message nested deeper than {MAX_DEPTH} levels")
-        self.values += 1
-        if self.values > MAX_ITEMS:
-            raise CodecError(f"message holds more than {MAX_ITEMS} values")
-        if self.values % CLOCK_EVERY == 0:
-            self.check_clock()
+        self.count()
         if data is None or type(data) in (bool, int, float, str):
             return data
         down = depth + 1
         if type(data) is list:
-            return self.flat(data) if _flat(data, down) else [self.value(item, down) for item in data]
+            return self.flat(data) if _flat(data, down) else [self.item(item, down) for item in data]
         if type(data) is not dict or len(data) != 1:
             raise CodecError(f"unexpected {type(data).__name__} in message")
         (tag, body), = data.items()
         if tag == "$tuple":
             body = _list(body, tag)
-            return tuple(self.flat(body) if _flat(body, down) else [self.value(item, down) for item in body])
+            return tuple(self.flat(body) if _flat(body, down) else [self.item(item, down) for item in body])
         return self.tagged(tag, body, down)
 
     def tagged(self, tag: Any, body: Any, down: int) -> Any:
         """The value of a tagged object other than a tuple, whose items are at depth ``down``."""
         if tag == "$dict":
-            result = {}
-            for item in _list(body, tag):
-                key, value = _pair(item)
-                result[_hashable(self.value(key, down))] = self.value(value, down)
-                self.check_clock()  # keys with equal hashes make each insertion slower than the last
-            return result
+            return self.dict(_list(body, tag), down)
         if tag == "$bytes":
             try:
                 return binascii.a2b_base64(_str(body, tag).encode("ascii"), strict_mode=True)
@@ -220,6 +223,41 @@ class _Decoder:
         if tag == "$handle" and self.handle is not None:
             return self.handle(body)  # the hook checks the body's shape
         raise CodecError(f"unknown tag {tag!r} in message")
+
+    def dict(self, items: list, depth: int) -> dict:
+        """The dict of a ``$dict``'s ``items``, at ``depth``."""
+        result = {}
+        for item in items:
+            key, value = _pair(item)
+            value = self.item(value, depth)  # before the key, as ``result[key] = value`` reads them
+            key = self.item(key, depth)
+            try:
+                result[key] = value
+            except TypeError:
+                raise CodecError(f"unhashable {type(key).__name__} used as a key") from None
+            self.check_clock()  # keys with equal hashes make each insertion slower than the last
+        return result
+
+    def item(self, data: Any, depth: int) -> Any:
+        """:meth:`value` of an item at ``depth``, a scalar or a tuple of scalars read in line
+        (most items are such: tokens, and merges keyed by pairs)."""
+        if depth < MAX_DEPTH:
+            if type(data) in _SCALARS:
+                self.count()
+                return data
+            if type(data) is dict and len(data) == 1 and type(body := data.get("$tuple")) is list \
+                    and _flat(body, depth + 1):
+                self.count()
+                return tuple(self.flat(body))
+        return self.value(data, depth)
+
+    def count(self) -> None:
+        """One more value decoded: within ``MAX_ITEMS``, and the clock looked at now and then."""
+        self.values += 1
+        if self.values > MAX_ITEMS:
+            raise CodecError(f"message holds more than {MAX_ITEMS} values")
+        if self.values % CLOCK_EVERY == 0:
+            self.check_clock()
 
     def flat(self, items: list) -> list:
         """``items``, all scalars, counted as :meth:`value` counts them one at a time."""
