@@ -28,6 +28,7 @@ from ..isolation import cache_home, keyed_folder
 from ..results import Grade
 
 ENGINE_HOME = Path(__file__).resolve().parents[2]  # where `python -m autograder` is found
+ERROR = "error: "  # how a grader process's log says the error it stopped on
 Graded = tuple[Grade | None, float, str]  # a grading's grade (None: it failed), seconds and problem
 
 
@@ -210,9 +211,9 @@ class GraderProcess:
             return Grade.from_plain(json.loads(answer)), seconds, ""
         except (ValueError, TypeError, KeyError):
             pass
-        self._keep_log(folder / "grader.log")
+        said = self._keep_log(folder / "grader.log")
         self.close()
-        return None, seconds, f"grader failed ({answer[:200]}), see {name}/grader.log"
+        return None, seconds, f"grader failed ({said or answer[:200]}), see {name}/grader.log"
 
     def close(self) -> None:
         if self.process is not None:
@@ -250,8 +251,13 @@ class GraderProcess:
             return f"exit code {self.process.wait()}"
         return line.decode(errors="replace").strip()
 
-    def _keep_log(self, log: Path) -> None:
-        if self.scratch is not None:
-            output = (Path(self.scratch.name) / "grader.log").read_bytes()
-            log.write_bytes(output[-200_000:])
+    def _keep_log(self, log: Path) -> str:
+        """Keep the end of the process's output in ``log``; answer the error it stopped on, if it said
+        one (:mod:`autograder.batch.serve` says a course's or the grader's fault last), on one line."""
+        if self.scratch is None:
+            return ""
+        output = (Path(self.scratch.name) / "grader.log").read_bytes()[-200_000:]
+        log.write_bytes(output)
+        _, found, said = ("\n" + output.decode(errors="replace")).rpartition(f"\n{ERROR}")
+        return " ".join(said.split())[:300] if found else ""
 

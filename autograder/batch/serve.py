@@ -25,7 +25,7 @@ from ..engine.run import Scope, grade_staged
 from ..errors import GraderError
 from ..isolation import join_lane, require_isolation
 from ..translation import in_language
-from .grader import Part, Request
+from .grader import ERROR, Part, Request
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in sys.stdin:
             grade_request(course, Request.from_plain(json.loads(line)), answers)
     except GraderError as error:  # the course's or the grader's fault, said in one line in the log
-        print(f"error: {error}", file=sys.stderr)
+        print(f"{ERROR}{error}", file=sys.stderr)
         return 2
     return 0
 

@@ -362,8 +362,8 @@ def test_an_out_folder_that_is_a_file_is_one_line(tmp_path):
 
 def test_a_property_that_meets_an_internal_error_fails_the_grading_not_the_student(tmp_path):
     """A reference that does not import (the course is whole, so the check lets it by) fails the
-    grading of everyone it meets, exit 2, with the reason in the grader's log: never a student's
-    lost points with "tell your instructor", nor a results.json that says so."""
+    grading of everyone it meets, exit 2, with the reason in the batch's row and the grader's log:
+    never a student's lost points with "tell your instructor", nor a results.json that says so."""
     course = shutil.copytree(ROOT / "tests" / "fixtures" / "toy_course", tmp_path / "toy",
                              ignore=shutil.ignore_patterns("__pycache__"))
     alice = shutil.copytree(course / "answers", tmp_path / "alice")  # a correct submission
@@ -373,6 +373,7 @@ def test_a_property_that_meets_an_internal_error_fails_the_grading_not_the_stude
     run = autograder("grade", str(alice), "--out", str(out), course=course / "course.yaml")
     assert run.returncode == 2, run.stdout + run.stderr
     assert "grader failed" in run.stdout and "Traceback" not in run.stderr, run.stdout
+    assert "a_helper_the_course_forgot" in " ".join(run.stdout.split()), run.stdout  # the row names why
     assert not (out / "alice" / "results.json").exists()
     log = (out / "alice" / "grader.log").read_text()
     assert "the grader hit an internal error (ModuleNotFoundError: No module named 'a_helper_the_course_forgot')" in log
