@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import GraderError
 from .inside import FOLDER as INSIDE
 from .inside import landlock
-from .readable import system_reads
+from .readable import helper_reads
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the engine's package, which the helper imports its task from
 
@@ -68,7 +68,7 @@ def run_helper(task: str, request: Any, read: Sequence[Path] = (), write: Sequen
         (scratch / "home").mkdir()
         (scratch / "request.json").write_text(json.dumps(request), encoding="utf-8")
         config = {"limits": limits.rlimits(), "landlock": landlock.abi() > 0, "drop_capabilities": os.geteuid() == 0,
-                  "read": [str(p) for p in [*system_reads(os.geteuid() == 0), PACKAGE, scratch, *read,
+                  "read": [str(p) for p in [*helper_reads(os.geteuid() == 0), PACKAGE, scratch, *read,
                                             Path("/dev/urandom")]],
                   "write": [str(p) for p in [scratch / "home", *write, Path("/dev/null")]],
                   "path": [str(scratch / "path"), *site.getsitepackages()], "task": task}

@@ -2,9 +2,10 @@
 
 A worker reads exactly what its Python needs once confined (:func:`worker_reads`): the folders it
 imports from, the shared libraries their extension modules load (worked out once per machine,
-:func:`shared_libraries`) and the loader's cache. A helper reads the system folders and its Python
-(:func:`system_reads`). For a process that runs as uid 0 without capabilities, which still owns
-root's files, every file and folder only root may read is left out (:func:`without_root_only`).
+:func:`shared_libraries`) and the loader's cache. A helper reads its Python's installation and
+those libraries (:func:`helper_reads`). For a process that runs as uid 0 without capabilities,
+which still owns root's files, every file and folder only root may read is left out
+(:func:`without_root_only`).
 docs/security.md, "Where it holds", says why and what each mode shows."""
 
 from __future__ import annotations
@@ -98,10 +99,11 @@ def _loaded_by(files: list[Path]) -> tuple[Path, ...]:
     return tuple(sorted(Path(p) for p in found))
 
 
-def system_reads(as_root: bool) -> list[Path]:
-    """The system folders and the Python installation, for a process that runs as root without
-    capabilities (``as_root``) less every file and folder only root may read."""
-    paths = [*(Path(d) for d in SYSTEM_DIRS), *runtime()]
+def helper_reads(as_root: bool) -> list[Path]:
+    """What a helper's Python reads once confined: its installation (the templates of nbconvert
+    included), the shared libraries its extension modules load and the loader's cache, less, for a
+    process that runs as root without capabilities (``as_root``), every file and folder only root may read."""
+    paths = [*runtime(), *shared_libraries(), LOADER_CACHE]
     return list(without_root_only(tuple(paths))) if as_root else paths
 
 

@@ -195,3 +195,18 @@ def test_copied_alone_it_confines_an_unprivileged_process():
         assert done.stdout.split() == ["denied"]
     finally:
         shutil.rmtree(folder)
+
+
+def test_the_limited_helper_reads_no_system_folder_it_is_not_given(tmp_path):
+    """The limited helper, which parses untrusted bytes, reads its Python's installation and what
+    it is given: a system folder it is not given, it cannot list."""
+    from pathlib import Path
+
+    from autograder.isolation import run_helper
+
+    def read(path: str, given: list[Path]) -> str:
+        request = {"path": path, "root": str(tmp_path), "package": "exercises", "language": "en", "modules": ["m"]}
+        return run_helper("autograder.intake.reading:read_submission", request, read=given, write=[tmp_path])["refused"]
+
+    assert read("/usr/bin", []) == "bin: cannot read '.' (Permission denied)"
+    assert "cannot read '.'" not in read("/usr/bin", [Path("/usr/bin")])  # given, it lists it
