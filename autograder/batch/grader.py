@@ -104,9 +104,10 @@ def compiled_code(fallback: str) -> str:
 def grader_environment(scratch: str) -> dict[str, str]:
     """The environment of a process that grades as a grader process does (a grader process,
     bench's), whose scratch folder is ``scratch``: this one's, with the hash seed the
-    examples were recorded under, hypothesis's and the compiled code's folders, and the engine
-    importable."""
-    return {**os.environ, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
+    examples were recorded under, hypothesis's and the compiled code's folders (where it writes
+    the code it compiles, whatever ``PYTHONDONTWRITEBYTECODE`` says here), and the engine importable."""
+    kept = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    return {**kept, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
             "PYTHONPYCACHEPREFIX": compiled_code(scratch),
             "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 

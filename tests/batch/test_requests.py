@@ -19,3 +19,18 @@ def test_a_request_is_the_same_after_its_json_line(part):
 def test_a_part_that_stops_at_the_first_failure_is_graded_so():
     assert scope(Part(["ex2"], first_failure=True)).first_failure
     assert not scope(WHOLE).first_failure
+
+
+def test_a_grader_process_keeps_the_code_it_compiles_whatever_its_caller_says(monkeypatch, tmp_path):
+    """A caller's ``PYTHONDONTWRITEBYTECODE`` would have every grader process compile the engine,
+    the suites and the solutions anew; its compiled code goes to its own folder of the cache."""
+    import subprocess
+    import sys
+
+    from autograder.batch.grader import grader_environment
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    env = grader_environment(str(tmp_path / "scratch"))
+    said = subprocess.run([sys.executable, "-c", "import sys; print(sys.dont_write_bytecode, sys.pycache_prefix)"],
+                          env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert said[0] == "False" and Path(said[1]).is_relative_to(tmp_path / "autograder"), said
