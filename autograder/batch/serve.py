@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for line in sys.stdin:
             grade_request(course, Request.from_plain(json.loads(line)), answers)
-    except GraderError as error:  # the course's or the grader's fault, said in one line in the log
+    except GraderError as error:  # the course's or the grader's fault, said last in the log (the batch reads it)
         print(f"{ERROR}{error}", file=sys.stderr)
         return 2
     return 0

@@ -206,7 +206,7 @@ class _Decoder:
     def tagged(self, tag: Any, body: Any, down: int) -> Any:
         """The value of a tagged object other than a tuple, whose items are at depth ``down``."""
         if tag == "$dict":
-            return self.dict(_list(body, tag), down)
+            return self.pairs(_list(body, tag), down)
         if tag == "$bytes":
             try:
                 return binascii.a2b_base64(_str(body, tag).encode("ascii"), strict_mode=True)
@@ -224,7 +224,7 @@ class _Decoder:
             return self.handle(body)  # the hook checks the body's shape
         raise CodecError(f"unknown tag {tag!r} in message")
 
-    def dict(self, items: list, depth: int) -> dict:
+    def pairs(self, items: list, depth: int) -> dict:
         """The dict of a ``$dict``'s ``items``, at ``depth``."""
         result = {}
         for item in items:
