@@ -109,7 +109,9 @@ def _ended(process: subprocess.Popen, seconds: float) -> bool:
         except subprocess.TimeoutExpired:
             return False
     try:
-        return bool(select.select([handle], [], [], seconds)[0])
+        waiting = select.poll()  # not select.select, which refuses a descriptor past 1023
+        waiting.register(handle, select.POLLIN)
+        return bool(waiting.poll(seconds * 1000))
     finally:
         os.close(handle)
 
