@@ -220,10 +220,10 @@ class _Copies:
 
     def _run(self, staged: Staged, report: Path, mutant: Mutant | None, module: str, seconds: float) -> Graded:
         """Grade ``staged`` in a grader process, its reports in ``report``, stopping at the first failure."""
-        grade, spent, _ = self.graders.grade(self.course, module, staged, report,
-                                             Part([module], first_failure=True), seconds)
+        grade, spent, problem = self.graders.grade(self.course, module, staged, report,
+                                                   Part([module], first_failure=True), seconds)
         if grade is None:
-            return _failed(mutant, report / "grader.log", spent, seconds)
+            return _failed(mutant, problem, spent, seconds)
         failed = next((r for r in grade.results if not r.passed), None)
         if mutant is None:
             return Graded(None, "failed" if failed else "passed", spent, failed.name if failed else "")
@@ -232,13 +232,12 @@ class _Copies:
         return Graded(mutant, "timed out" if failed.timed_out else "killed", spent, failed.name)
 
 
-def _failed(mutant: Mutant | None, log: Path, spent: float, seconds: float) -> Graded:
-    """A grading that gave no grade: its grader process stopped at ``seconds``, or failed (the
-    last line of its ``log`` says why)."""
+def _failed(mutant: Mutant | None, problem: str, spent: float, seconds: float) -> Graded:
+    """A grading that gave no grade: its grader process stopped at ``seconds``, or failed (``problem``
+    says why)."""
     if spent >= seconds:
         return Graded(mutant, "timed out", spent, f"stopped after {seconds:.0f} s")
-    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() if log.is_file() else []
-    return Graded(mutant, "error", spent, f"the grader failed: {(lines or ['no output'])[-1]}")
+    return Graded(mutant, "error", spent, problem)
 
 
 # --------------------------------------------------------------------------- the command

@@ -214,7 +214,7 @@ class GraderProcess:
             pass
         said = self._keep_log(folder / "grader.log")
         self.close()
-        return None, seconds, f"grader failed ({said or answer[:200]}), see {name}/grader.log"
+        return None, seconds, f"grader failed ({said or answer[:200]})"
 
     def close(self) -> None:
         if self.process is not None:
@@ -254,11 +254,14 @@ class GraderProcess:
 
     def _keep_log(self, log: Path) -> str:
         """Keep the end of the process's output in ``log``; answer the error it stopped on, if it said
-        one (:mod:`autograder.batch.serve` says a course's or the grader's fault last), on one line."""
+        one (:mod:`autograder.batch.serve` says a course's or the grader's fault last), on one line
+        and without a traceback's frames."""
         if self.scratch is None:
             return ""
         output = (Path(self.scratch.name) / "grader.log").read_bytes()[-200_000:]
         log.write_bytes(output)
         _, found, said = ("\n" + output.decode(errors="replace")).rpartition(f"\n{ERROR}")
-        return " ".join(said.split())[:300] if found else ""
+        lines = [line for line in said.splitlines() if line.strip() and not line[0].isspace()  # a traceback's
+                 and line != "Traceback (most recent call last):"] if found else []  # frames are in the log
+        return " ".join(" ".join(lines).split())[:300]
 

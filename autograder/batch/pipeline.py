@@ -153,6 +153,8 @@ class _Batch:
         grade, seconds, problem = graded
         pending.staged.remove()
         if grade is None:  # the grader's failure: a row that says so, never a missing student or a zero
+            if (pending.folder / "grader.log").is_file():
+                problem = f"{problem}, see {pending.name}/grader.log"
             self.book.record_failure(pending.name, pending.key, problem)
             self.rows[pending.name] = (pending.name, None, problem)
             return

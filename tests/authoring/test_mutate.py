@@ -162,6 +162,20 @@ def test_a_survivor_is_shown_with_its_diff_until_the_course_lists_it(tmp_path):
     assert "LIMIT" not in run.stdout
 
 
+def test_a_grader_process_that_fails_says_why_without_its_log(tmp_path):
+    """A suite that fails only in the grader process (the command's own check of the course loads
+    it fine) stops that process: the command names the error it stopped on, since the mutant's
+    folder, log and all, is gone by then."""
+    course = _toy(tmp_path)
+    suite = course / "suites" / "ex_sum.py"
+    suite.write_text(suite.read_text(encoding="utf-8") + "\nimport sys\nif sys.argv[0].endswith('serve.py'):\n"
+                     "    raise RuntimeError('the suite is broken')\n", encoding="utf-8")
+    run = autograder("--course", str(course / "course.yaml"), "mutate", "ex_sum")
+    said = " ".join((run.stdout + run.stderr).split())
+    assert run.returncode == 2 and "grading the unmutated solution of ex_sum: grader failed (" in said, said
+    assert "the suite is broken" in said and "grader.log" not in said, said
+
+
 @pytest.mark.slow
 def test_a_sample_of_the_course_s_mutants_is_all_killed_or_listed():
     """The sampled smoke test of ``make test``; ``make mutation`` grades every mutant."""

@@ -297,7 +297,7 @@ def test_a_part_that_fails_fails_its_submission_with_its_log(tmp_path, monkeypat
         if part.exercises == ["ex3_wordpiece"]:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "grader.log").write_text("why it died\n")
-            return None, 0.5, f"grader failed (exit code 9), see {name}/grader.log"
+            return None, 0.5, "grader failed (exit code 9)"
         return grade(self, course, name, staged, folder, part)
 
     monkeypatch.setattr(GraderPool, "grade", failing)

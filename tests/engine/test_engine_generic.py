@@ -325,8 +325,7 @@ def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(t
         assert kept["right"].score == 10 and kept["stub"].score == 0 and kept["wrong"].score < 10
 
         failed, _, problem = graded(grader.grade, "right", ["no_such_exercise"])  # the process dies of it
-        assert failed is None and problem == ("grader failed (pytest stopped with NO_TESTS_COLLECTED while grading), "
-                                              "see right/grader.log")  # why, said
+        assert failed is None and problem == "grader failed (pytest stopped with NO_TESTS_COLLECTED while grading)"
         assert "NO_TESTS_COLLECTED" in (tmp_path / "out" / "right" / "grader.log").read_text()  # and kept
         again = graded(grader.grade, "wrong")[0]
         assert grader.process.pid != pid and again.results == fresh["wrong"].results
