@@ -85,11 +85,16 @@ test: setup lint
 # the venv: sandbox (real workers), data (the fetched files), root, browser; slow marks the long
 # runs. Neither target runs the set-up's apt-get or download steps. test-unit is every test the
 # venv alone can run, slow or not; test-fast the quick ones, and the sandbox tests not marked slow.
+# Both spread the tests over two processes (pytest-xdist, in the dev extra), and keep the
+# compiled tests and engine between runs even where the environment sets PYTHONDONTWRITEBYTECODE:
+# compiling them again is a good part of a loop's start.
+LOOP := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n 2
+
 test-unit: $(VENV)/.installed
-	$(BIN)/python -m pytest -m "not (sandbox or data or root or browser)"
+	$(LOOP) -m "not (sandbox or data or root or browser)"
 
 test-fast: $(VENV)/.installed
-	$(BIN)/python -m pytest -m "not (slow or data or root or browser)"
+	$(LOOP) -m "not (slow or data or root or browser)"
 
 # The engine's message catalogs (autograder/i18n.py; Babel is in the dev extra). messages-extract
 # writes autograder.pot from the source's marked texts (no line numbers, so that moving code does

@@ -50,7 +50,7 @@ def test_the_edit_loop_targets_run_no_set_up_step():
     assert done.returncode == 0, done.stderr
     for step in ("apt-get", "tokcourse.assets fetch", "chromium"):
         assert step not in done.stdout, f"an edit-loop target runs {step}:\n{done.stdout}"
-    assert "pytest -m" in done.stdout and "mkdocs build --strict" in done.stdout
+    assert "pytest -n 2 -m" in done.stdout and "mkdocs build --strict" in done.stdout
 
 
 def test_the_code_tests_and_docs_cite_no_issue_numbers():
