@@ -140,8 +140,17 @@ class GraderPool:
     def __init__(self, one_core_each: bool = False) -> None:
         self.local = threading.local()
         self.graders: list[GraderProcess] = []
+        self.started: list[GraderProcess] = []  # started ahead, for the next threads that grade
         self.one_core_each = one_core_each
         self.lanes = itertools.count()
+
+    def start(self, course: Course, count: int) -> None:
+        """Start ``count`` grader processes of ``course`` now, for the first threads that grade (the
+        pool grades one course): their start-up overlaps what the caller does before it grades."""
+        for _ in range(count):
+            grader = self._new(course)
+            grader.start()
+            self.started.append(grader)
 
     def grade(self, course: Course, name: str, staged: Staged, folder: Path, part: Part = WHOLE,
               limit: float | None = None) -> Graded:
@@ -149,10 +158,18 @@ class GraderPool:
         ``limit`` seconds (:meth:`GraderProcess.grade`)."""
         grader = getattr(self.local, "grader", None)
         if grader is None:
-            core = lane_core(next(self.lanes)) if self.one_core_each else None  # next() of a count is atomic
-            grader = self.local.grader = GraderProcess(course, core)
-            self.graders.append(grader)  # list.append is atomic: threads may add theirs at once
+            try:
+                grader = self.started.pop(0)  # list.pop is atomic: threads may take theirs at once
+            except IndexError:
+                grader = self._new(course)
+            self.local.grader = grader
         return grader.grade(name, staged, folder, part, limit)
+
+    def _new(self, course: Course) -> GraderProcess:
+        core = lane_core(next(self.lanes)) if self.one_core_each else None  # next() of a count is atomic
+        grader = GraderProcess(course, core)
+        self.graders.append(grader)  # list.append is atomic: threads may add theirs at once
+        return grader
 
     def __enter__(self) -> GraderPool:
         return self
@@ -199,7 +216,7 @@ class GraderProcess:
         if self.process is not None and self.process.poll() is not None:  # it died between gradings
             self.close()
         try:
-            process = self.process or self._start()
+            process = self.start()
             assert process.stdin is not None
             process.stdin.write((json.dumps(request) + "\n").encode())
             process.stdin.flush()
@@ -227,6 +244,10 @@ class GraderProcess:
         if self.scratch is not None:
             self.scratch.cleanup()
             self.scratch = None
+
+    def start(self) -> subprocess.Popen:
+        """The process, started now if it is not running."""
+        return self.process or self._start()
 
     def _start(self) -> subprocess.Popen:
         self.scratch = tempfile.TemporaryDirectory(prefix="autograder-grader-")

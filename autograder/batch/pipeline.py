@@ -62,8 +62,11 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, c
     or ``elsewhere``'s. While the batch runs, its reports and gradebook are kept where no worker
     can name them, and they are in ``out`` when it returns (:class:`Withheld`)."""
     named = safe_names(submissions)
-    with Withheld(out.resolve()) as reports:  # resolved: the graders run in scratch folders of their own
-        batch = _Batch(course, reports, options, elsewhere)
+    # resolved: the graders run in scratch folders of their own
+    with Withheld(out.resolve()) as reports, GraderPool(one_core_each=True) as graders:
+        batch = _Batch(course, reports, options, elsewhere, graders)
+        if elsewhere is None:
+            graders.start(course, max(1, options.jobs))  # they start up while the submissions are staged
         try:
             for (name, _path), staged in zip(named, stage_many(course, [path for _, path in named], options.jobs),
                                              strict=True):
@@ -88,8 +91,10 @@ class _Pending:
 class _Batch:
     """One :func:`grade_many`: its gradebook, the rows found so far and the submissions left to grade."""
 
-    def __init__(self, course: Course, out: Path, options: BatchOptions, elsewhere: Elsewhere | None):
+    def __init__(self, course: Course, out: Path, options: BatchOptions, elsewhere: Elsewhere | None,
+                 graders: GraderPool):
         self.course, self.out, self.options, self.elsewhere = course, out, options, elsewhere
+        self.graders = graders  # this machine's, which grade unless elsewhere does
         self.book = Gradebook(out)
         self.rows: dict[str, Row] = {}
         self.todo: list[_Pending] = []
@@ -129,12 +134,11 @@ class _Batch:
         jobs = self.options.jobs if self.elsewhere is None else max(1, len(self.todo))  # a cluster spreads them
         # threads that would idle share the submissions: each is split over as many groups as keep them busy
         groups = -(-jobs // len(self.todo)) if self.elsewhere is None and 0 < len(self.todo) < jobs else 1
-        graders = GraderPool(one_core_each=True)
-        grader = graders.grade if self.elsewhere is None else self.elsewhere.grade
+        grader = self.graders.grade if self.elsewhere is None else self.elsewhere.grade
         columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))
         total = len(self.rows) + len(self.todo)
-        with graders, Progress(*columns, console=console, transient=False) as progress, \
+        with Progress(*columns, console=console, transient=False) as progress, \
                 ThreadPoolExecutor(max(1, jobs)) as threads:
             bar = progress.add_task("", total=total, completed=len(self.rows))
             running: dict[Future, tuple[_Pending, GradingInParts]] = {}

@@ -222,20 +222,24 @@ def test_grader_processes_keep_hypothesis_s_files_in_the_user_s_cache(tmp_path, 
 def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypatch):
     """With more jobs than submissions, each exercise's public properties are a part of their own
     on a free grader process, then, once all of those are graded, its hidden ones: the reports
-    and the gradebook's row are byte for byte the whole grading's."""
+    and the gradebook's row are byte for byte the whole grading's. The grader processes start
+    before the submission is staged, so that their start-up and the staging overlap."""
     import time
 
     from rich.console import Console
 
+    from autograder.batch import pipeline
     from autograder.batch.grader import GraderPool, GraderProcess
     from autograder.batch.pipeline import BatchOptions, grade_many
     from autograder.config import load_course
 
     course = load_course(ROOT / "course.yaml")
     chosen = ["ex1_merge_tracing", "ex3_wordpiece"]  # a partly wrong one, then a wrong one: feedback in both
-    starts, graded = [], []
-    start, grade = GraderProcess._start, GraderPool.grade
-    monkeypatch.setattr(GraderProcess, "_start", lambda self: starts.append(self) or start(self))
+    starts, graded, events = [], [], []
+    start, grade, stage_many = GraderProcess._start, GraderPool.grade, pipeline.stage_many
+    monkeypatch.setattr(GraderProcess, "_start", lambda self: starts.append(self) or events.append("start")
+                        or start(self))
+    monkeypatch.setattr(pipeline, "stage_many", lambda *a: events.append("stage") or stage_many(*a))
 
     def timed(self, *args, **kwargs):
         began = time.monotonic()
@@ -248,6 +252,7 @@ def test_a_lone_submission_is_graded_in_parts_as_the_whole_is(tmp_path, monkeypa
     rows = {jobs: grade_many(course, [("partly", ROOT / "samples" / "partly_wrong")], tmp_path / f"jobs{jobs}", quiet,
                              BatchOptions(jobs, True, chosen)) for jobs in (1, 2)}
     assert len(starts) == 3, "one grader process for the whole, one for each grading thread"
+    assert events == ["start", "stage", "start", "start", "stage"], events
     parts = graded[1:]  # the whole grading's first
     assert sorted(kind for kind, _, _ in parts) == ["hidden", "hidden", "public", "public"]
     assert max(end for kind, _, end in parts if kind == "public") <= min(
