@@ -20,6 +20,7 @@ import sys
 from typing import TextIO
 
 from ..config import Course, load_course
+from ..engine.digest import course_digest
 from ..engine.report_files import read_results, write_reports
 from ..engine.run import Scope, grade_staged
 from ..errors import GraderError
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()  # the imports' objects live as long as the process: no collection need walk them again
     gc.set_threshold(50_000, 20, 100)
     try:
+        course_digest(course)  # read while the batch stages: each grading's plugin asks for it again
         for line in sys.stdin:
             grade_request(course, Request.from_plain(json.loads(line)), answers)
     except GraderError as error:  # the course's or the grader's fault, said last in the log (the batch reads it)
