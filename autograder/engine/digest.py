@@ -10,10 +10,13 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
+import os
 from pathlib import Path
 
 from ..config import Course
 from ..errors import GraderError
+from ..isolation import cache_home, own_folder
 from ..signatures import stub_path
 
 
@@ -60,13 +63,37 @@ def suite_sources(course: Course) -> list[Path]:
 @functools.lru_cache(maxsize=1024)
 def _imported_files(file: Path, root: Path, version: tuple[int, ...]) -> tuple[Path, ...]:
     """The files under ``root`` that ``file``'s imports may name, read once per ``version`` of
-    it (its inode, size and times: a change to the file changes its ctime), since reading the
-    suites anew was a noticeable part of every grading of a batch's grader process."""
+    it in a process (its inode, size and times: a change to the file changes its ctime), and
+    parsed once per content on this machine (the grader's cache): every grader process and
+    command reads the course digest, and parsing the suites was most of it."""
     try:
-        tree = ast.parse(file.read_bytes())
-    except (SyntaxError, ValueError, OSError):
-        return ()  # pytest reports a broken suite, course_digest one it cannot read
+        source = file.read_bytes()
+    except OSError:
+        return ()  # course_digest names a file it cannot read
     here = file.parent.relative_to(root).parts if file.is_relative_to(root) else ()
+    kept = own_folder(cache_home() / "autograder" / "imports")
+    key = hashlib.sha256(json.dumps([str(root), here]).encode() + b"\0" + source).hexdigest()[:32]
+    record = kept / f"{key}.json" if kept is not None else None
+    if record is not None:
+        try:
+            return tuple(Path(p) for p in json.loads(record.read_text(encoding="utf-8")))
+        except (OSError, ValueError):  # not parsed on this machine yet
+            pass
+    files = _named_by(source, here, root)
+    if record is not None:  # whole or not at all, should two processes parse it at once
+        partial = record.with_suffix(f".{os.getpid()}")
+        partial.write_text(json.dumps([str(p) for p in files]), encoding="utf-8")
+        partial.replace(record)
+    return files
+
+
+def _named_by(source: bytes, here: tuple[str, ...], root: Path) -> tuple[Path, ...]:
+    """The files under ``root`` that the imports of ``source``, a module in the folder ``here``
+    of it, may name."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()  # pytest reports a broken suite
     files: list[Path] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -24,7 +24,6 @@ from hypothesis.internal.entropy import deterministic_PRNG
 
 from autograder.config import load_course
 from autograder.engine import breadth, replay
-from autograder.engine.digest import course_digest
 from autograder.engine.run import run_suites
 from autograder.intake.staging import stage
 from tests.conftest import ROOT
@@ -146,33 +145,6 @@ def test_a_ci_machine_shows_the_same_examples(toy, tmp_path, monkeypatch):
             pool.submit(grade, toy, toy.solutions_path()).result()
     here, on_ci = ({p.name: p.read_bytes() for p in (tmp_path / name).glob("*.json")} for name in ("here", "on-ci"))
     assert len(here) == 2 and here == on_ci
-
-
-def test_a_change_to_what_a_suite_imports_or_reads_changes_the_course_digest(toy):
-    """Records are keyed by the course digest, so it must cover everything that decides the examples."""
-    root = toy.root
-    (root / "helpers").mkdir()
-    (root / "helpers" / "__init__.py").write_text("")
-    (root / "helpers" / "draw.py").write_text("SIZE = 20\n")
-    (root / "data").mkdir()
-    (root / "data" / "table.txt").write_text("one\n")
-    suite = root / "suites" / "ex_sum.py"
-    suite.write_text(suite.read_text() + "\nfrom helpers.draw import SIZE\n")
-    yaml = toy.file.read_text() + "\ndata:\n  table: data/table.txt\n"
-    toy.file.write_text(yaml)
-    digests = [course_digest(load_course(toy.file))]
-    for path, text in ((root / "helpers" / "draw.py", "SIZE = 21\n"), (root / "data" / "table.txt", "two\n"),
-                       (root / "helpers" / "__init__.py", "# a package's init runs too\n")):
-        path.write_text(text)
-        digests.append(course_digest(load_course(toy.file)))
-    (root / "NOTES.md").write_text("not read by any suite")
-    digests.append(course_digest(load_course(toy.file)))
-    assert len(set(digests)) == 4 and digests[-1] == digests[-2]
-    (root / "helpers" / "more.py").write_text("MORE = 1\n")
-    suite.write_text(suite.read_text().replace("import SIZE", "import SIZE\nfrom helpers.more import MORE"))
-    rewritten = course_digest(load_course(toy.file))  # read anew, though this process read the suite before
-    (root / "helpers" / "more.py").write_text("MORE = 2\n")
-    assert len({digests[-1], rewritten, course_digest(load_course(toy.file))}) == 3
 
 
 Point = namedtuple("Point", "x y")
