@@ -2,8 +2,8 @@
 #   make run    set everything up, then grade the bundled sample submissions
 #   make test   set everything up, lint (make lint: ruff, mypy), then run the whole test suite
 # The edit loop, which needs only the venv (no apt, no download, no root):
-#   make test-unit   every test that needs nothing but the venv
-#   make test-fast   the quick ones of those, and the sandbox tests not marked slow
+#   make test-unit   the quick tests that need nothing but the venv
+#   make test-fast   those, and the quick sandbox tests
 #   make lint        ruff and mypy
 #   make docs        the documentation site, warnings as errors, into site/
 # Everything they need is installed by the targets below, from PyPI and Debian only.
@@ -83,15 +83,15 @@ test: setup lint
 
 # The edit loop. The marks (pyproject's [tool.pytest.ini_options]) say what a test needs beyond
 # the venv: sandbox (real workers), data (the fetched files), root, browser; slow marks the long
-# runs. Neither target runs the set-up's apt-get or download steps. test-unit is every test the
-# venv alone can run, slow or not; test-fast the quick ones, and the sandbox tests not marked slow.
+# runs. Neither target runs the set-up's apt-get or download steps. test-unit is every quick test
+# the venv alone can run; test-fast those and the quick sandbox tests.
 # Both spread the tests over two processes (pytest-xdist, in the dev extra), and keep the
 # compiled tests and engine between runs even where the environment sets PYTHONDONTWRITEBYTECODE:
 # compiling them again is a good part of a loop's start.
 LOOP := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n 2
 
 test-unit: $(VENV)/.installed
-	$(LOOP) -m "not (sandbox or data or root or browser)"
+	$(LOOP) -m "not (slow or sandbox or data or root or browser)"
 
 test-fast: $(VENV)/.installed
 	$(LOOP) -m "not (slow or data or root or browser)"

@@ -19,8 +19,6 @@ from autograder.authoring.mutate import Equivalent, Mutant, load_equivalents, mu
 from autograder.config import CourseConfigError, load_course
 from tests.conftest import COURSE, ROOT, autograder
 
-pytestmark = pytest.mark.sandbox
-
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 GRADED = ["ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity", "ex6_unigram"]
 SMOKE_SIZE, SMOKE_SEED = 40, 20261130
@@ -141,6 +139,7 @@ def test_every_listed_equivalent_of_the_course_has_a_reason_and_names_an_exercis
 # -- the command -----------------------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_survivor_is_shown_with_its_diff_until_the_course_lists_it(tmp_path):
     planted = "\n\nLIMIT = 10  # used nowhere: any change of it survives\n"
@@ -162,6 +161,7 @@ def test_a_survivor_is_shown_with_its_diff_until_the_course_lists_it(tmp_path):
     assert "LIMIT" not in run.stdout
 
 
+@pytest.mark.sandbox
 def test_a_grader_process_that_fails_says_why_without_its_log(tmp_path):
     """A suite that fails only in the grader process (the command's own check of the course loads
     it fine) stops that process: the command names the error it stopped on, since the mutant's
@@ -176,6 +176,7 @@ def test_a_grader_process_that_fails_says_why_without_its_log(tmp_path):
     assert "the suite is broken" in said and "grader.log" not in said, said
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_sample_of_the_course_s_mutants_is_all_killed_or_listed():
     """The sampled smoke test of ``make test``; ``make mutation`` grades every mutant."""

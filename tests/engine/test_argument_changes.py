@@ -13,8 +13,6 @@ from autograder.engine.session import Session
 from autograder.errors import ArgumentChanged, StudentError
 from autograder.isolation import Layout, WorkerLimits
 
-pytestmark = pytest.mark.sandbox
-
 MODULE = '''
 def reorder(counts, logprobs):
     for piece in list(logprobs):
@@ -77,6 +75,7 @@ def _changed(call) -> ArgumentChanged:
     return caught.value
 
 
+@pytest.mark.sandbox
 def test_a_changed_argument_fails_the_call_naming_it_and_the_rule(submission):
     session = _session(submission, unchanged=True)
     try:
@@ -98,6 +97,7 @@ def test_a_changed_argument_fails_the_call_naming_it_and_the_rule(submission):
         session.close()
 
 
+@pytest.mark.sandbox
 def test_a_course_that_allows_changes_sees_only_the_answers(submission):
     session = _session(submission, unchanged=False)
     try:

@@ -26,8 +26,6 @@ import pytest
 
 from tests.conftest import ROOT, autograder
 
-pytestmark = pytest.mark.sandbox
-
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 ENGINE = ROOT / "autograder"
 COURSE_PACKAGES = {"tokcourse", "solutions", "exercises", "suites"}  # the tokenizer course's top-level names
@@ -140,6 +138,7 @@ def test_the_runs_here_cannot_import_the_tokenizer_course(toy):
     assert probe.stdout.strip() == str(toy.parent / "engine" / "autograder" / "__init__.py")
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow  # grades three submissions end to end; test_check_runs_the_public_property is the quick run
 def test_grade_gives_the_reference_full_marks_the_stub_zero_and_a_half_answer_its_public_points(toy, tmp_path):
     half = tmp_path / "half"  # adds right, but takes anything
@@ -155,6 +154,7 @@ def test_grade_gives_the_reference_full_marks_the_stub_zero_and_a_half_answer_it
     assert hidden["score"] == 0 and hidden["output"].endswith(" — wrong result.")  # and not the example
 
 
+@pytest.mark.sandbox
 def test_check_runs_the_public_property(toy):
     stubs = run(toy, "check")
     assert stubs.returncode == 1, stubs.stdout[-3000:] + stubs.stderr[-3000:]
@@ -163,6 +163,7 @@ def test_check_runs_the_public_property(toy):
     assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-3000:]
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow  # two end-to-end checks
 def test_the_caller_s_pytest_settings_never_reach_a_grading(toy):
     """A grading's pytest takes the engine's arguments alone: a student who runs their own tests
@@ -174,6 +175,7 @@ def test_the_caller_s_pytest_settings_never_reach_a_grading(toy):
     assert mine.returncode == 0, mine.stdout[-3000:] + mine.stderr[-3000:]
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_the_release_holds_no_answers_and_its_check_runs(toy, tmp_path):
     out = tmp_path / "release"
@@ -211,6 +213,7 @@ def budget_course(toy: Path) -> Path:
     return toy / "budget.yaml"
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_hang_is_cut_by_the_submission_budget_and_results_are_still_written(toy, tmp_path):
     """``limits.submission_seconds`` caps all exercises together: the hanging call uses up the
@@ -234,6 +237,7 @@ def replayed(toy: Path, submission: Path, *args: str, course: Path | None = None
     return run.stdout
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_gradescope_run_replays_uploads_as_gradescope_places_them(toy, tmp_path):
     bundle = tmp_path / "autograder.zip"
@@ -256,6 +260,7 @@ def test_gradescope_run_replays_uploads_as_gradescope_places_them(toy, tmp_path)
     assert "results.json is valid: score 0, 0 of 2 tests passed" in output and "SyntaxError" in output
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_gradescope_run_keeps_the_submission_budget_on_a_hang(toy, tmp_path):
     hang = tmp_path / "ex_sum.py"
@@ -263,6 +268,7 @@ def test_gradescope_run_keeps_the_submission_budget_on_a_hang(toy, tmp_path):
     assert "results.json is valid: score 0, 0 of 2 tests passed" in replayed(toy, hang, course=budget_course(toy))
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_notebook_with_a_copied_answer_cell_is_graded_in_order_and_noted(toy, tmp_path):
     """Both copies of an answer cell are graded, top to bottom (the last definition counts); the
@@ -293,6 +299,7 @@ def in_a_fresh_process(course, *grading):
         return grader.grade(*grading)
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(tmp_path):
     """nbgrader grades all of a student's notebooks in one :class:`GraderProcess`: each grading
@@ -335,6 +342,7 @@ def test_a_grader_process_grades_one_submission_after_another_as_fresh_ones_do(t
         assert graded(grader.grade, "right")[0].results == fresh["right"].results
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp_path, monkeypatch):
     """A batch's submissions share their thread's grader process (:class:`GraderPool`): one
@@ -369,6 +377,7 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
 # -- one process, two courses -----------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(tmp_path):
     """A process that graded one course grades another whose suites and solutions have the same
     module names (two versions of a course, a release beside its source) by the second's files,
@@ -397,6 +406,7 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
     assert grade(second, second / "answers") == [("test_add_all_of_the_second_course", True), (HIDDEN, True)]
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_own(tmp_path, monkeypatch):
     """A batch on two jobs runs its two grader processes on two cores, one each, and the workers
@@ -430,6 +440,7 @@ def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_
     assert GraderProcess(course).core is None
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_an_nbgrader_course_is_built_with_its_examples_recorded(toy, tmp_path):
     """``nbgrader --out`` grades the grading copy's solutions once, so the records for its

@@ -28,8 +28,6 @@ from autograder.engine.run import run_suites
 from autograder.intake.staging import stage
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.sandbox
-
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
@@ -80,6 +78,7 @@ def records(tmp_path: Path) -> list[Path]:
     return sorted((tmp_path / "hypothesis").glob("autograder-examples-*/*.json"))
 
 
+@pytest.mark.sandbox
 def test_a_passing_grading_records_and_the_next_replays_to_the_same_results(toy, tmp_path, monkeypatch):
     replays = []
     original = breadth.replay
@@ -91,6 +90,7 @@ def test_a_passing_grading_records_and_the_next_replays_to_the_same_results(toy,
     assert all(result["passed"] for result in again)
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("source", [TIRING, OFF_BY_ONE_ON_LONG], ids=["tiring", "off_by_one_on_long"])
 def test_a_failing_replay_gives_hypothesis_s_own_grade_and_feedback(toy, tmp_path, monkeypatch, source):
     wrong = submission(tmp_path, "wrong", source)
@@ -105,6 +105,7 @@ def test_a_failing_replay_gives_hypothesis_s_own_grade_and_feedback(toy, tmp_pat
     assert failed and "Falsifying example" in failed[0]["output"]
 
 
+@pytest.mark.sandbox
 def test_a_corrupt_or_foreign_record_is_not_used(toy, tmp_path):
     first = grade(toy, toy.solutions_path())
     for record in records(tmp_path):
@@ -120,6 +121,7 @@ def test_a_corrupt_or_foreign_record_is_not_used(toy, tmp_path):
         assert replay.cache_folder() == folder
 
 
+@pytest.mark.sandbox
 def test_records_can_be_kept_elsewhere_or_not_at_all(toy, tmp_path, monkeypatch):
     monkeypatch.setenv("AUTOGRADER_RECORDS", "off")
     grade(toy, toy.solutions_path())
@@ -129,6 +131,7 @@ def test_records_can_be_kept_elsewhere_or_not_at_all(toy, tmp_path, monkeypatch)
     assert len(list((tmp_path / "elsewhere").glob("*.json"))) == 2 and not records(tmp_path)
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_ci_machine_shows_the_same_examples(toy, tmp_path, monkeypatch):
     """Where the environment names a CI service (``CI=true``), hypothesis loads its "ci" profile
@@ -246,6 +249,7 @@ def test_an_example_hypothesis_ended_at_a_draw_ends_there_in_the_replay():
     assert not replay.passes(draws, {}, [replay._example(record)])
 
 
+@pytest.mark.sandbox
 def test_a_failed_replay_fails_the_property_though_hypothesis_passes_it_afterwards(toy, tmp_path, monkeypatch):
     """A submission whose answers change from run to run gets no second try from the records:
     here every replay fails, as a submission right only on alternate workers would, and the

@@ -13,8 +13,6 @@ from autograder.engine.stubs import sure_stubs
 from autograder.errors import SandboxFailure, StudentError
 from autograder.isolation import Layout, WorkerLimits
 
-pytestmark = pytest.mark.sandbox
-
 CLASS = 'class C:\n    """Do it."""\n\n    def __init__(self, size):\n        raise NotImplementedError\n\n' \
         '    @property\n    def size(self):\n        raise NotImplementedError\n'
 STUB = 'def f(x, y=1, *, z):\n    """Do it."""\n    raise NotImplementedError("f is not implemented yet")\n'
@@ -128,6 +126,7 @@ def not_implemented(call, session: Session) -> str:
     return str(failure.value)
 
 
+@pytest.mark.sandbox
 def test_a_stub_call_fails_alike_with_and_without_a_worker(known_session):
     session, known = known_session
     assert sorted(known.stubs) == ["C", "f"]
@@ -142,6 +141,7 @@ def test_a_stub_call_fails_alike_with_and_without_a_worker(known_session):
     assert len(known.answers) == 1  # the import: a sure stub is not even looked up
 
 
+@pytest.mark.sandbox
 def test_other_calls_start_the_worker_and_replay_the_lookups(known_session):
     session, _known = known_session
     first = session()
@@ -157,6 +157,7 @@ def test_other_calls_start_the_worker_and_replay_the_lookups(known_session):
         f()  # arguments that do not bind go to the worker, which says what is wrong
 
 
+@pytest.mark.sandbox
 def test_a_lookup_answered_differently_by_a_new_worker_fails_the_property(known_session, tmp_path):
     """What a module holds when imported must not change from one fresh worker to the next."""
     session, _known = known_session
@@ -200,6 +201,7 @@ def test_staging_keeps_the_stubs_the_helper_read_as_plain_data():
         stubs_from_json({"f": [["x", 9, False]]})
 
 
+@pytest.mark.sandbox
 def test_the_grader_parses_no_byte_of_a_submission(tmp_path, monkeypatch):
     """Grading a staged submission compiles none of its source in the grader's process (it did:
     ``ast.parse`` of a 20 MB ``__init__.py`` took 12.7 GB there), and the untouched stub still
@@ -234,6 +236,7 @@ def test_the_grader_parses_no_byte_of_a_submission(tmp_path, monkeypatch):
     assert results and all(not r.passed and r.reason.endswith("not implemented yet") for r in results)
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_twenty_megabyte_module_costs_its_own_submission_only(tmp_path):
     """Beside a submission whose ``__init__.py`` is 19.8 MB of ``x=1`` lines, under the 20 MB cap,

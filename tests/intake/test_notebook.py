@@ -14,8 +14,6 @@ from autograder.intake.reading import NOTEBOOK_CHARS
 from autograder.isolation import helper
 from tests.conftest import ROOT, autograder
 
-pytestmark = pytest.mark.sandbox
-
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 ANSWER = (TOY / "answers" / "ex_sum.py").read_text()
 
@@ -40,6 +38,7 @@ def test_the_helper_converts_to_the_module_the_conversion_makes_and_never_here(m
     assert (there.source, there.spans, there.duplicates) == (here.source, here.spans, here.duplicates)
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_hostile_notebook_stops_at_its_budget():
     """IPython's passes stop once they have read the budget's characters: the same stop on every machine."""
@@ -60,6 +59,7 @@ def test_json_nested_too_deep_is_not_a_notebook():
         notebook_module(b"[" * 100_000)
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_a_hostile_notebook_costs_its_own_submission_only(tmp_path):
     """Its exercise is not graded, with a note saying why; the rest of the batch grades as ever."""

@@ -20,8 +20,6 @@ from autograder.reports.terminal import grades_table, print_grades
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT
 
-pytestmark = pytest.mark.sandbox
-
 FIRST = "ex1_merge_tracing"
 
 
@@ -94,6 +92,7 @@ def test_every_total_is_shown_with_and_without_the_bonus_as_grades_csv_defines_t
     assert not any("no bonus" in str(column.header) for column in only_first.columns), "no bonus graded: one total"
 
 
+@pytest.mark.sandbox
 def test_an_unreadable_submission_is_counted_on_the_bar_and_recorded_once(course, tmp_path):
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"not a zip")
@@ -114,6 +113,7 @@ def test_an_unreadable_submission_is_counted_on_the_bar_and_recorded_once(course
     assert (row["digest"], row["exercises"]) == ("unreadable", FIRST), "the digest is the content's alone"
 
 
+@pytest.mark.sandbox
 def test_an_unreadable_submission_s_feedback_gives_its_reason_once(course, tmp_path):
     """It once repeated the reason under every exercise, seven times in all."""
     broken = tmp_path / "broken.zip"
@@ -124,6 +124,7 @@ def test_an_unreadable_submission_s_feedback_gives_its_reason_once(course, tmp_p
     assert feedback.count("Not graded: the submission could not be read") == len(course.exercises)
 
 
+@pytest.mark.sandbox
 @pytest.mark.data  # the course file is checked, its fetched data included, before the option
 def test_an_unknown_exercise_is_one_clear_error(capsys):
     assert main(["--course", str(COURSE), "grade", str(ROOT / "exercises"), "--out", "/nonexistent",

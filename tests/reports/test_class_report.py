@@ -37,8 +37,6 @@ from autograder.reports.class_report.stats import read_failure
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT, autograder
 
-pytestmark = pytest.mark.sandbox
-
 MUTANT_MAP = ROOT / "suites" / "mutant-catalog.yaml"
 ALTERNATIVES = ROOT / "tests" / "course" / "alternatives"
 MUTANT_MAP_HEADER = ("# Made from tests/course/catalog.py by `python -m tests.reports.test_class_report`: "
@@ -380,6 +378,7 @@ def test_stubs_and_lesson_are_boilerplate(tmp_path):
     assert compare({"a": {EX: stub}, "b": {EX: stub}}, [], 0.01, names)  # without the boilerplate: identical
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_code_past_the_helper_s_limits_is_left_out_alone(tmp_path, monkeypatch):
     """Student code is tokenised in limited helpers, never in the report's process: a submission
@@ -430,6 +429,7 @@ def real_batch(tmp_path_factory):
             "mutants": mutants}
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_real_batch_shares_are_the_known_ones(real_batch):
     rows = property_rows(real_batch["page"])
@@ -451,6 +451,7 @@ def test_real_batch_shares_are_the_known_ones(real_batch):
     assert "ids=[5, 5, 5], pair=(5, 5)" in block and html.escape("[999, 5]") in block
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_real_batch_ranks_the_near_copies_first(real_batch):
     pairs = re.findall(r'class="pair" data-first="([^"]+)" data-second="([^"]+)" data-score="([0-9.]+)"',
@@ -463,6 +464,7 @@ def test_real_batch_ranks_the_near_copies_first(real_batch):
     assert "restructured" not in {first, second}
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_real_batch_anonymised_names_nobody(real_batch, tmp_path):
     out = tmp_path / "anon.html"
@@ -489,6 +491,7 @@ def screenshot(url: str, shot: Path, profile: Path, size: str = "1300,2400") -> 
                           capture_output=True, text=True, timeout=180)
 
 
+@pytest.mark.sandbox
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (make setup installs it as root)")
