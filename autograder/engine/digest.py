@@ -74,16 +74,20 @@ def _imported_files(file: Path, root: Path, version: tuple[int, ...]) -> tuple[P
     kept = own_folder(cache_home() / "autograder" / "imports")
     key = hashlib.sha256(json.dumps([str(root), here]).encode() + b"\0" + source).hexdigest()[:32]
     record = kept / f"{key}.json" if kept is not None else None
-    if record is not None:
-        try:
-            return tuple(Path(p) for p in json.loads(record.read_text(encoding="utf-8")))
-        except (OSError, ValueError):  # not parsed on this machine yet
-            pass
+    try:
+        kept_paths = json.loads(record.read_text(encoding="utf-8")) if record is not None else None
+    except (OSError, ValueError):  # not parsed on this machine yet
+        kept_paths = None
+    if isinstance(kept_paths, list) and all(isinstance(path, str) for path in kept_paths):
+        return tuple(Path(path) for path in kept_paths)
     files = _named_by(source, here, root)
     if record is not None:  # whole or not at all, should two processes parse it at once
         partial = record.with_suffix(f".{os.getpid()}")
-        partial.write_text(json.dumps([str(p) for p in files]), encoding="utf-8")
-        partial.replace(record)
+        try:
+            partial.write_text(json.dumps([str(p) for p in files]), encoding="utf-8")
+            partial.replace(record)
+        except OSError:  # a full disk: parsed again next time
+            partial.unlink(missing_ok=True)
     return files
 
 

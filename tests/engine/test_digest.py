@@ -80,7 +80,8 @@ def test_the_suites_imports_kept_on_this_machine_give_the_digest_parsing_gives(t
     (root / "more.py").write_text("MORE = 2\n")  # read: the edited suite's imports were parsed anew
     assert _in_a_fresh_process(toy) not in (edited, parsed)
 
-    for record in records:
-        record.write_text("not json")
     suite.write_text(suite.read_text().replace("from more import MORE\n", ""))
-    assert _in_a_fresh_process(toy) == parsed
+    for broken in ("not json", "7", '{"' + str(root / "helpers.py") + '": 1}', "[1, 2]"):
+        for record in records:
+            record.write_text(broken)
+        assert _in_a_fresh_process(toy) == parsed, broken
