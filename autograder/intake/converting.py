@@ -4,9 +4,10 @@ IPython reads a cell again for each piece of its syntax it replaces, so a crafte
 time that grows with the square of its size. :func:`notebook_modules` converts notebooks in a
 limited helper (:mod:`autograder.isolation.helper`), each within a budget of
 :data:`~autograder.intake.reading.NOTEBOOK_CHARS` characters that IPython's passes may read (a
-deterministic stop, about 6 s here), all within the helper's limits; one that goes past either is
-a :class:`~autograder.intake.notebook.NotebookError`. Staging converts a submission's notebooks in
-its own helper (:mod:`autograder.intake.reading`), with the same code and budget.
+deterministic stop; docs/security.md gives its cost), all within the helper's limits; one that
+goes past either is a :class:`~autograder.intake.notebook.NotebookError`. Staging converts a
+submission's notebooks in its own helper (:mod:`autograder.intake.reading`), with the same code
+and budget.
 """
 
 from __future__ import annotations

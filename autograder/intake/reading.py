@@ -33,8 +33,8 @@ MAX_FILES = 500
 MAX_BYTES = 20 << 20
 MAX_ENTRIES = 4 * MAX_FILES  # entries of any kind (folders, links) read, outside the skipped folders
 MAX_DIRECTORY = 8 << 20      # bytes of a zip's table of contents (skipped folders too), checked before parsing
-NOTEBOOK_CHARS = 1 << 21     # characters IPython may read converting a submission's notebooks: about 6 s here
-STUB_BYTES = 256 << 10       # a module (with its package's __init__.py) read for sure stubs: at most 1 s here
+NOTEBOOK_CHARS = 1 << 21     # characters IPython may read converting a submission's notebooks (a deterministic stop)
+STUB_BYTES = 256 << 10       # a module (with its package's __init__.py) read for sure stubs; a larger one gets a worker
 SKIPPED_PARTS = {"__pycache__", "__MACOSX", ".git", ".hg", ".svn", ".ipynb_checkpoints", ".venv", "venv",
                  "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
                  ".tox", ".idea", ".vscode"}

@@ -99,7 +99,7 @@ def _run(config: dict, scratch: Path, limits: HelperLimits) -> None:
 
 def _ended(process: subprocess.Popen, seconds: float) -> bool:
     """Whether ``process`` ends within ``seconds``, known the moment it does (a pidfd): the
-    standard library's wait looks every 50 ms, a third of a helper's run."""
+    standard library's wait only looks now and then, a good part of a short helper's run."""
     try:
         handle = os.pidfd_open(process.pid)
     except OSError:  # a kernel before Linux 5.3

@@ -9,10 +9,13 @@ documentation's scenarios run is ``tests/delivery/test_documented_commands.py``'
 
 from __future__ import annotations
 
+import ast
+import io
 import os
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -123,3 +126,28 @@ def test_the_tests_readme_places_every_test_file():
     folders = {path.parent for path in (ROOT / "tests").rglob("test_*.py")}
     assert ROOT / "tests" not in folders
     assert sorted(folder.name for folder in folders if f"`{folder.name}/`" not in readme) == []
+
+
+# A timing in the code's own words: sub-second units, or seconds someone measured ("about 6 s",
+# "2 s here"). A limit ("killed after 120 s") is a fact of the code and stays.
+TIMING = re.compile(r"\b\d+(?:\.\d+)? ?(?:µs|us|ms)\b|\babout \d+(?:\.\d+)? ?s\b|\b\d+(?:\.\d+)? ?s here\b")
+
+
+def timings(source: str) -> list[str]:
+    """The comments and docstrings of a module's ``source`` that give a timing."""
+    found = [token.string for token in tokenize.generate_tokens(io.StringIO(source).readline)
+             if token.type == tokenize.COMMENT and TIMING.search(token.string)]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [line for line in (ast.get_docstring(node) or "").splitlines() if TIMING.search(line)]
+    return found
+
+
+def test_the_engine_s_comments_say_why_and_the_results_page_how_fast():
+    """Figures go to docs/results.md (or the page that explains the design), never into a
+    comment or a docstring, where they go stale unseen."""
+    assert timings('"""Starts in about 6 s here."""\nX = 1  # waits 50 ms\nY = 2  # killed after 120 s\n') == [
+        "# waits 50 ms", "Starts in about 6 s here."]
+    stale = {str(path.relative_to(ROOT)): found for path in sorted((ROOT / "autograder").rglob("*.py"))
+             if (found := timings(path.read_text(encoding="utf-8")))}
+    assert stale == {}, "timings in the code, which belong on docs/results.md"

@@ -26,7 +26,7 @@ from .load import Batch, Entry, boilerplate_sources
 GRADEBOOK = "gradebook.db"  # where nbgrader_config.py (nbgrader's default) keeps it: the course folder
 AUTOGRADED, RELEASE = "autograded", "release"  # nbgrader's default step folders
 # An autograded notebook holds the student's cells, and is read here for its grade cell's
-# feedback: at most this size, which nbformat reads in about 1.4 s and 150 MB (docs/security.md)
+# feedback: at most this size, which nbformat reads within the helper's limits (docs/security.md)
 AUTOGRADED_BYTES = 24 << 20
 
 

@@ -22,7 +22,7 @@ from .names import Names
 DEFAULT_THRESHOLD = 0.5
 MAX_PAIRS = 50  # pairs shown in full; the rest above the threshold are listed by name only
 CONTEXT_LINES = 3  # unhighlighted lines kept around each similar region
-GROUP = 16  # submissions one helper fingerprints: they share its start (copydetect's import, matplotlib's: 1 s)
+GROUP = 16  # submissions one helper fingerprints: they share its start (copydetect's import, matplotlib's)
 SIMILAR_CHARS = 256 << 10  # a larger module is no exercise's answer, and is not compared
 SIMILARITY_LIMITS = HelperLimits(cpu_seconds=60, memory_mb=2048, file_mb=1, answer_mb=32, wall_seconds=240)
 
