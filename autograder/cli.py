@@ -24,6 +24,7 @@ from rich.console import Console
 
 from .config import LANGUAGES, Course, CourseConfigError, check_course, load_course
 from .errors import GraderError, SubmissionError
+from .isolation import keep_compiled_code
 
 DESCRIPTION = "``python -m autograder``: the commands students, instructors and course authors run."
 COMMANDS = {  # the module that runs each command, imported when the command is chosen
@@ -49,7 +50,10 @@ GRADING = {"check", "grade", "demo", "bench", "mutate"}
 
 def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     """Run one command; return its exit status (the console script and ``__main__`` exit with it).
-    ``prog`` is the command as the user typed it, for the usage lines."""
+    ``prog`` is the command as the user typed it, for the usage lines; with no ``argv`` (a process of
+    its own), the code it compiles from here on goes to the grader's cache, never beside the course's files."""
+    if argv is None:
+        keep_compiled_code()
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "autograder-hypothesis"))
     args = _parser(prog).parse_args(argv)
     console = Console(stderr=False)

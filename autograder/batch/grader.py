@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..config import Course
 from ..intake.staging import Staged
-from ..isolation import cache_home, keyed_folder
+from ..isolation import cache_home, compiled_code
 from ..results import Grade
 
 ENGINE_HOME = Path(__file__).resolve().parents[2]  # where `python -m autograder` is found
@@ -90,17 +90,6 @@ def hypothesis_storage(fallback: str) -> str:
     return str(cache)
 
 
-def compiled_code(fallback: str) -> str:
-    """Where a grader process keeps the code it compiles (``PYTHONPYCACHEPREFIX``): a folder of
-    the user's cache under a name no worker can guess (:func:`keyed_folder`), or ``fallback``
-    (in the process's scratch folder). Never beside the course's own files: the first grading
-    that imports a solution would write its ``__pycache__`` there, and a worker that can name
-    the course's folders (where nothing hides the machine's paths from it) would see their times
-    move, and so learn that someone was graded before it."""
-    folder = keyed_folder(cache_home() / "autograder", "compiled")
-    return str(folder) if folder is not None else os.path.join(fallback, "compiled")
-
-
 def grader_environment(scratch: str) -> dict[str, str]:
     """The environment of a process that grades as a grader process does (a grader process,
     bench's), whose scratch folder is ``scratch``: this one's, with the hash seed the
@@ -108,7 +97,7 @@ def grader_environment(scratch: str) -> dict[str, str]:
     the code it compiles, whatever ``PYTHONDONTWRITEBYTECODE`` says here), and the engine importable."""
     kept = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     return {**kept, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
-            "PYTHONPYCACHEPREFIX": compiled_code(scratch),
+            "PYTHONPYCACHEPREFIX": str(compiled_code() or os.path.join(scratch, "compiled")),
             "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 
 

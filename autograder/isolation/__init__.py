@@ -9,7 +9,7 @@ without them, :func:`isolation_note` says which held. The order of the modules i
 each layer holds: docs/architecture.md, "Where each part lives"; docs/security.md, "The layers".
 """
 
-from .cache import cache_home, keyed_folder, own_folder
+from .cache import cache_home, compiled_code, keep_compiled_code, keyed_folder, own_folder
 from .cgroup import join_lane
 from .detect import isolation, isolation_note, require_isolation, with_layers
 from .helper import HelperLimits, OverLimits, run_helper
@@ -23,5 +23,6 @@ from .standby import Standby, fresh_worker
 from .zygote import Child
 
 __all__ = ["LAYERS", "Child", "HelperLimits", "Isolation", "IsolationRefused", "Layout", "OverLimits", "Standby",
-           "Worker", "WorkerLimits", "cache_home", "codec", "fresh_worker", "isolation", "isolation_note",
-           "join_lane", "keyed_folder", "own_folder", "require_isolation", "run_helper", "tree", "with_layers"]
+           "Worker", "WorkerLimits", "cache_home", "codec", "compiled_code", "fresh_worker", "isolation",
+           "isolation_note", "join_lane", "keep_compiled_code", "keyed_folder", "own_folder", "require_isolation",
+           "run_helper", "tree", "with_layers"]

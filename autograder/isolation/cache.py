@@ -1,6 +1,6 @@
 """The grader's own cache: folders only its user may write, some under names no worker can guess.
 
-Under ``$XDG_CACHE_HOME/autograder``: the grader processes' compiled code and the recorded
+Under ``$XDG_CACHE_HOME/autograder``: the code the grader compiles and the recorded
 examples (:mod:`autograder.engine.replay`). :func:`own_folder` uses a folder only if it and its
 parent are this user's alone; :func:`keyed_folder` names one by a random key kept beside it,
 where a worker could otherwise tell from its times that someone was graded before it. Why:
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import sys
 import tempfile
 from pathlib import Path
 
@@ -58,3 +59,21 @@ def keyed_folder(parent: Path, name: str) -> Path | None:
     if info.st_uid != os.getuid() or info.st_mode & 0o077 or not KEY.fullmatch(key):
         return None
     return own_folder(parent / f"{name}-{key}")
+
+
+def compiled_code() -> Path | None:
+    """Where the grader's processes keep the code they compile: a folder of the user's cache under a
+    name no worker can guess (:func:`keyed_folder`), or None. Never beside the course's own files:
+    importing a suite or a solution would write its ``__pycache__`` there, readable by whoever may
+    read the folder, and a worker that can name the course's folders (where nothing hides the
+    machine's paths from it) would see their times move, and so learn that someone was graded
+    before it."""
+    return keyed_folder(cache_home() / "autograder", "compiled")
+
+
+def keep_compiled_code() -> None:
+    """Have this process write the code it compiles from now on into :func:`compiled_code`,
+    whatever ``PYTHONDONTWRITEBYTECODE`` says, or write none where that folder cannot be had."""
+    folder = compiled_code()
+    sys.pycache_prefix = str(folder) if folder is not None else None
+    sys.dont_write_bytecode = folder is None

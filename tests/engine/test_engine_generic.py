@@ -191,6 +191,19 @@ def test_the_release_holds_no_answers_and_its_check_runs(toy, tmp_path):
     assert solved.returncode == 0, solved.stdout[-3000:] + solved.stderr[-3000:]
 
 
+def test_a_command_writes_no_compiled_code_beside_the_course_s_files(toy, tmp_path):
+    """On a machine that keeps compiled code (most do), the suites a command imports are compiled
+    into the grader's cache: a ``__pycache__`` beside them would be readable by whoever may read
+    the course, and its times would tell a worker that someone was graded before it."""
+    course = shutil.copytree(toy, tmp_path / "course", ignore=SKIPPED)
+    keeps = {**engine_only(toy), "PYTHONDONTWRITEBYTECODE": "", "XDG_CACHE_HOME": str(tmp_path)}
+    built = autograder("gradescope", "--out", str(tmp_path / "autograder.zip"), course=course / "course.yaml",
+                       cwd=course, env=keeps)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert [p.relative_to(course) for p in course.rglob("__pycache__")] == []
+    assert list((tmp_path / "autograder").glob("compiled-*/**/suites/ex_sum.*.pyc"))
+
+
 def test_gradescope_bundles_the_toy_course(toy, tmp_path):
     out = tmp_path / "autograder.zip"
     built = run(toy, "gradescope", "--out", str(out))

@@ -383,6 +383,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRADING = os.path.join(HERE, {grading})
 sys.path.insert(0, GRADING)
+# The code the engine compiles goes to the grader's cache, never into the grading copy.
+sys.dont_write_bytecode = True
+from autograder.isolation import keep_compiled_code  # noqa: E402 - found in GRADING
+
+keep_compiled_code()
 # nbgrader runs `alembic` by name when it makes the gradebook: find it beside this Python.
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 

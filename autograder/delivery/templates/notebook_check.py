@@ -29,7 +29,9 @@ class CheckFailed(AssertionError):
 def check(module, notebook=None):
     """Check ``notebook`` (default: ``<module>.ipynb`` in the current folder) on ``module``'s public properties."""
     notebook = os.path.abspath(notebook or f"{module}.ipynb")
-    env = {**os.environ, "PYTHONPATH": HERE, "COLUMNS": "110", "NO_COLOR": "1", "TERM": "dumb"}
+    # PYTHONDONTWRITEBYTECODE: the command keeps the code it compiles in the user's cache, not here
+    env = {**os.environ, "PYTHONPATH": HERE, "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "110", "NO_COLOR": "1",
+           "TERM": "dumb"}
     command = [sys.executable, "-m", "autograder", "--course", os.path.join(HERE, "course.yaml"),
                "check", notebook, f"--exercise={module}"]
     run = subprocess.run(command, cwd=HERE, env=env, capture_output=True, text=True)
