@@ -13,7 +13,7 @@ import pytest
 from autograder.config import load_course
 from tests.conftest import COURSE, ROOT, autograder
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow, pytest.mark.xdist_group(__name__)]
 
 THE_COURSE = load_course(COURSE)  # what the scores below are out of: its full marks and bonus, whatever they are
 FULL = THE_COURSE.max_score + THE_COURSE.bonus_points

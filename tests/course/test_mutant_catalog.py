@@ -28,7 +28,7 @@ from tests.course.catalog import (
     grade,
 )
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow, pytest.mark.xdist_group(__name__)]
 
 WORKERS = 2
 

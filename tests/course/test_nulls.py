@@ -27,7 +27,7 @@ from tests.conftest import ROOT
 from tests.course.catalog import grade
 from tests.course.nulls import EVERY_ERROR, EXERCISES, KINDS, build_null
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow, pytest.mark.xdist_group(__name__)]
 
 WORKERS = 2
 VALIDATION_WORDS = ("bad_argument", "rejects", "raise")

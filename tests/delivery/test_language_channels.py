@@ -31,7 +31,8 @@ from tests.conftest import ROOT, autograder, leaks
 from tests.persian.prose import english_prose
 from tests.reports.test_class_report import chromium, screenshot
 
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.data]  # every test runs the commands on the course
+# every test runs the commands on the course
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.data, pytest.mark.xdist_group(__name__)]
 
 COURSE = load_course(ROOT / "course.yaml")
 PERSIAN = COURSE.model_copy(update={"language": "fa"})

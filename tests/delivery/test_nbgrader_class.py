@@ -23,7 +23,7 @@ from autograder.config import load_course
 from tests.conftest import ROOT, autograder
 from tests.delivery.test_nbgrader import FIRST, POINTS, SKIPPED, nbgrader, reference_answers, submit
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow, pytest.mark.xdist_group(__name__)]
 
 COURSE = load_course(ROOT / "course.yaml")
 BONUS = next(e.module for e in COURSE.exercises if e.bonus)  # its score is nbgrader's extra credit

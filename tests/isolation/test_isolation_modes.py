@@ -45,7 +45,9 @@ from tests.isolation.carriers import attacker, toy_course
 USER = "autograder-tester"
 EXERCISE = "ex1_merge_tracing"
 
+# xdist_group: `make test` runs the module's tests on one process, one after another (they add a user)
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.root, pytest.mark.slow,
+              pytest.mark.xdist_group(__name__),
               pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"),
                                  reason="simulating the modes needs root and capsh (libcap2-bin)")]
 

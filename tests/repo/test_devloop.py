@@ -53,6 +53,32 @@ def test_the_edit_loop_targets_run_no_set_up_step():
     assert "pytest -n 2 -m" in done.stdout and "mkdocs build --strict" in done.stdout
 
 
+def test_the_whole_suite_keeps_a_module_s_group_on_one_process(pytester, monkeypatch):
+    """``make test`` spreads the tests over two processes with ``--dist loadgroup``, under which
+    the tests of a module marked ``xdist_group(__name__)`` share one process, and so make its
+    module-scoped fixture once."""
+    done = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "pytest --require-data -n 2 --dist loadgroup" in done.stdout, done.stdout
+    pytester.makepyfile(test_grouped="""
+        import os, pytest
+        pytestmark = pytest.mark.xdist_group(__name__)
+
+        @pytest.fixture(scope="module")
+        def made():
+            open(os.path.join(os.environ["MADE_IN"], str(os.getpid())), "w").close()
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_one(made, n):
+            pass
+    """)
+    made_in = pytester.mkdir("made_in")
+    monkeypatch.setenv("MADE_IN", str(made_in))
+    grouped = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup")
+    grouped.assert_outcomes(passed=6)
+    assert len(list(made_in.iterdir())) == 1
+
+
 def test_the_code_tests_and_docs_cite_no_issue_numbers():
     """An issue number means nothing to the next reader; what the issue asked is said in words."""
     citing = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
