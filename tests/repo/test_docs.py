@@ -1,5 +1,5 @@
-"""The documentation: the site builds with no warning, the README stays a front door, and its
-links lead somewhere.
+"""The documentation: the site builds with no warning, the README stays a front door, its links
+lead somewhere, and the engine's comments leave figures to the results page.
 
 MkDocs in strict mode (``mkdocs.yml``'s ``validation``) refuses a page's link to a missing page
 or heading, and a page left out of the nav; the README lives outside the site, so its relative
