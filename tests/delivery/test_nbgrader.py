@@ -54,8 +54,10 @@ def expect_equal(*args, **kwargs):
 
 
 def nbgrader(course: Path, *args: str, status: int = 0) -> str:
-    """Run the nbgrader command line in the course folder, as an instructor would; it must exit with ``status``."""
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    """Run the nbgrader command line in the course folder, as an instructor would; it must exit with
+    ``status``. Its temporary files go to ``temporary`` beside the course."""
+    (course.parent / "temporary").mkdir(exist_ok=True)
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "TMPDIR": str(course.parent / "temporary")}
     env.pop("PYTHONPATH", None)
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
                          capture_output=True, text=True, timeout=900)
@@ -254,10 +256,12 @@ def test_feedback_shows_public_properties_and_hides_hidden_ones(course):
 def test_grading_leaves_no_tool_folders_behind(course):
     """Nor does a check cell: the code its command compiles goes to the user's cache. What a kernel
     compiles of the ``grader`` package it imports (``grader/__pycache__``, where Python keeps
-    compiled code) is the kernel's own."""
+    compiled code) is the kernel's own. Every nbgrader command removes the temporary folder its
+    kernels' sockets were in; the examples hypothesis keeps stay, as the command keeps them."""
     folder, *_ = course
     left = [p for p in folder.rglob("*") if p.name in (".hypothesis", ".pytest_cache", "__pycache__")]
     assert not [p for p in left if p.name != "__pycache__" or p.parent.name != "grader"]
+    assert {p.name for p in (folder.parent / "temporary").iterdir()} <= {"autograder-hypothesis"}
 
 
 def test_class_report_reads_nbgrader_s_gradebook(course, tmp_path):

@@ -376,7 +376,9 @@ solutions) are the grading copy in {grading}/ beside this file, found from here,
 may move; keep it private.
 """
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -436,7 +438,10 @@ c.Application.logging_config = {{
 }}
 
 # Kernels (nbgrader validate, the students' Validate button) without TCP on loopback, which
-# may be down on an offline machine: ipc sockets in a private temporary folder.
+# may be down on an offline machine: ipc sockets in a private temporary folder, removed when
+# the process ends (every nbgrader command reads this file; the folders would pile up).
+KERNELS = tempfile.mkdtemp(prefix="nbgrader-kernel-")
+atexit.register(shutil.rmtree, KERNELS, True)
 c.KernelManager.transport = "ipc"
-c.KernelManager.ip = os.path.join(tempfile.mkdtemp(prefix="nbgrader-kernel-"), "kernel")
+c.KernelManager.ip = os.path.join(KERNELS, "kernel")
 '''
