@@ -105,16 +105,18 @@ def make_certs(folder: Path) -> list[str]:
 
 @pytest.fixture
 def cluster(tmp_path):
-    """A scheduler and two workers speaking TLS: its address, the worker to kill, the certificates' folder."""
-    certs = tmp_path / "certs"
+    """A scheduler and two workers speaking TLS: its address, the worker to kill, the certificates' folder.
+    Their temporary files go to the test's folder: a killed worker leaves its own behind."""
+    certs, temporary = tmp_path / "certs", tmp_path / "temporary"
+    temporary.mkdir()
     flags = make_certs(certs)
     address = f"tls://127.0.0.1:{free_port()}"
     processes = [start("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard",
-                       "--protocol", "tls", *flags, log=tmp_path / "scheduler.log")]
+                       "--protocol", "tls", *flags, log=tmp_path / "scheduler.log", TMPDIR=str(temporary))]
     listening(int(address.rsplit(":", 1)[1]))
     for name in ("a", "b"):  # no nanny: a killed worker stays dead
         processes.append(start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
-                               "--name", name, *flags, log=tmp_path / f"worker-{name}.log"))
+                               "--name", name, *flags, log=tmp_path / f"worker-{name}.log", TMPDIR=str(temporary)))
     yield address, processes[1], certs
     for process in processes:
         if process.poll() is None:
