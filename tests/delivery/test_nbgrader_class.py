@@ -17,7 +17,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
 
 from autograder.config import load_course
 from tests.conftest import ROOT, autograder
@@ -72,6 +71,8 @@ def courses(tmp_path_factory) -> tuple[Path, Path, str]:
 
 def gradebook(folder: Path) -> dict[tuple, tuple]:
     """Every grade nbgrader's gradebook holds, and every submission's score and timestamp, by nbgrader's API."""
+    from nbgrader.api import Gradebook  # here: importing nbgrader is a second of every collection
+
     found: dict[tuple, tuple] = {}
     with Gradebook(f"sqlite:///{folder}/gradebook.db", COURSE_ID) as book:
         for assignment in book.assignments:
