@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -51,9 +52,11 @@ GRADING = {"check", "grade", "demo", "bench", "mutate"}
 def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     """Run one command; return its exit status (the console script and ``__main__`` exit with it).
     ``prog`` is the command as the user typed it, for the usage lines; with no ``argv`` (a process of
-    its own), the code it compiles from here on goes to the grader's cache, never beside the course's files."""
+    its own), the code it compiles from here on goes to the grader's cache, never beside the course's
+    files, and SIGTERM stops it as Ctrl-C does."""
     if argv is None:
         keep_compiled_code()
+        signal.signal(signal.SIGTERM, _terminate)
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "autograder-hypothesis"))
     args = _parser(prog).parse_args(argv)
     console = Console(stderr=False)
@@ -67,8 +70,20 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     except (CourseConfigError, GraderError, SubmissionError) as error:
         Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
         return getattr(error, "exit_status", 2)
+    except Terminated:
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         return 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's stop, ``timeout``) as the interrupt Ctrl-C is: what was graded is kept,
+    nothing is recorded for the grading it cut, and the grader's temporary folders (students'
+    copies among them) are removed on the way out."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
 
 
 SUBMISSION = "folder, .zip, .py or .ipynb file"  # what check, grade and gradescope --run accept

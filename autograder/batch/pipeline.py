@@ -67,14 +67,18 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, c
         batch = _Batch(course, reports, options, elsewhere, graders)
         if elsewhere is None:
             graders.start(course, max(1, options.jobs))  # they start up while the submissions are staged
+        staged_all: list[Staged | SubmissionError] = []
         try:
-            for (name, _path), staged in zip(named, stage_many(course, [path for _, path in named], options.jobs),
-                                             strict=True):
+            staged_all = stage_many(course, [path for _, path in named], options.jobs)
+            for (name, _path), staged in zip(named, staged_all, strict=True):
                 batch.stage(name, staged)
             batch.grade_all(console)
             batch.book.write_csv(course, reports / "grades.csv")
         finally:
             batch.book.close()
+            for staged in staged_all:  # those left when the batch is stopped (Ctrl-C, SIGTERM)
+                if isinstance(staged, Staged):
+                    staged.remove()
     return [batch.rows[name] for name in sorted(batch.rows)]
 
 

@@ -78,7 +78,7 @@ def stage(course: Course, path: Path) -> Staged:
 def stage_many(course: Course, paths: list[Path], jobs: int) -> list[Staged | SubmissionError]:
     """Each submission staged (:func:`stage`), or why it could not be, in order: ``jobs`` at once, each in
     a helper of its own, so a submission that is slow to read delays the others by none of its
-    time. Anything else (a helper that cannot start) leaves nothing staged behind."""
+    time. Anything else (a helper that cannot start, an interrupt) leaves nothing staged behind."""
     def one(path: Path) -> Staged | SubmissionError:
         try:
             return stage(course, path)
@@ -87,14 +87,16 @@ def stage_many(course: Course, paths: list[Path], jobs: int) -> list[Staged | Su
 
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = [pool.submit(one, path) for path in paths]
-        wait(futures)
-    try:
-        return [future.result() for future in futures]
-    except BaseException:
-        for future in futures:
-            if future.exception() is None and isinstance(staged := future.result(), Staged):
-                staged.remove()
-        raise
+        try:
+            wait(futures)
+            return [future.result() for future in futures]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)  # waits for those under way
+            for future in futures:
+                if not future.cancelled() and future.exception() is None and isinstance(
+                        staged := future.result(), Staged):
+                    staged.remove()
+            raise
 
 
 def _read(course: Course, path: Path, root: Path) -> tuple[list[str], dict, dict]:

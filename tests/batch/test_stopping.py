@@ -1,0 +1,85 @@
+"""A batch stopped from outside ends at once and leaves nothing of its own behind: SIGTERM to the
+command (how a scheduler or ``timeout`` stops it) exits 143, Ctrl-C (SIGINT to its process group)
+130; no process of its session is left, nor any of its temporary folders (the students' staged
+copies among them); and the next run grades what the stopped one had not."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+TOY = ROOT / "tests" / "fixtures" / "toy_course"
+SLOW = '''import time
+
+
+def add_all(numbers):
+    if not isinstance(numbers, list):
+        raise TypeError("numbers must be a list")
+    time.sleep(0.1)
+    return sum(numbers)
+'''  # right, and slow enough that the batch is stopped while it grades
+
+
+def in_session(session: int) -> list[int]:
+    """The processes of ``session``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getsid(int(pid)) == session:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def grading_under_way(temporary: Path) -> bool:
+    """Whether the batch has staged its three submissions and started a worker for one (the workers
+    the batch starts before, to check its sandbox, come and go before it stages)."""
+    names = [path.name for path in temporary.iterdir()]
+    return (sum(name.startswith("autograder-submission-") for name in names) == 3
+            and any(name.startswith("autograder-worker-") for name in names))
+
+
+@pytest.mark.parametrize(("stop", "status"), [("SIGTERM", 143), ("Ctrl-C", 130)])
+def test_a_stopped_batch_leaves_nothing_behind_and_the_next_run_finishes_it(tmp_path, stop, status):
+    temporary, out = tmp_path / "temporary", tmp_path / "out"
+    temporary.mkdir()
+    for name in ("a", "b", "c"):
+        (tmp_path / name / "toy").mkdir(parents=True)
+        (tmp_path / name / "toy" / "__init__.py").write_text("")
+        (tmp_path / name / "toy" / "ex_sum.py").write_text(SLOW)
+    command = [sys.executable, "-m", "autograder", "--course", str(TOY / "course.yaml"), "grade",
+               *(str(tmp_path / name) for name in ("a", "b", "c")), "--out", str(out), "--jobs", "2"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(temporary),
+           "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hypothesis")}
+    grading = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not grading_under_way(temporary):
+        assert grading.poll() is None and time.monotonic() < deadline, grading.communicate()
+        time.sleep(0.05)
+    if stop == "SIGTERM":
+        os.kill(grading.pid, signal.SIGTERM)
+    else:
+        os.killpg(grading.pid, signal.SIGINT)
+    said = "".join(grading.communicate(timeout=120))
+    assert grading.returncode == status, said
+    assert "Traceback" not in said
+    assert not list(temporary.iterdir())
+    assert not in_session(grading.pid)
+    assert not (out / "grades.csv").exists() or len((out / "grades.csv").read_text().splitlines()) < 4
+
+    finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    with (out / "grades.csv").open(newline="") as table:
+        assert {row["submission"]: row["score"] for row in csv.DictReader(table)} == {"a": "10", "b": "10", "c": "10"}
+    assert not list(temporary.iterdir())
