@@ -176,14 +176,17 @@ def test_a_gradebook_busy_for_longer_than_sqlite_waits_fails_nobody(courses):
 
 def test_a_worker_that_stops_costs_one_submission_which_the_next_run_autogrades(courses):
     """A worker killed while the class is autograded: one submission fails, with nothing of it left
-    to pass for autograded, a fresh worker autogrades the rest, and the next run that submission."""
+    to pass for autograded nor in the temporary folder, a fresh worker autogrades the rest, and the
+    next run that submission."""
     theirs, _, _ = courses
-    folder = theirs.parent / "stopped"
+    folder, temporary = theirs.parent / "stopped", theirs.parent / "stopped-temporary"
+    temporary.mkdir()
     notebook = folder / "submitted" / "broken" / FIRST / f"{FIRST}.ipynb"  # mended: only the kill fails here
     notebook.write_bytes((folder / "submitted" / "correct" / FIRST / f"{FIRST}.ipynb").read_bytes())
     command = [sys.executable, "-m", "autograder", "--course", str(ROOT / "course.yaml"), "nbgrader-autograde",
                str(folder), "--jobs", "2"]
-    run = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    run = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200",
+                                                   "TMPDIR": str(temporary)},
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while not list((folder / "autograded").glob("*/*")) and run.poll() is None:
         time.sleep(0.1)  # until the workers are autograding
@@ -194,6 +197,7 @@ def test_a_worker_that_stops_costs_one_submission_which_the_next_run_autogrades(
     assert len(stopped) == 1 and "Autograded 7 submissions" in out, out
     student, assignment = stopped[0].split(" was not autograded")[0].split(": ")
     assert not (folder / "autograded" / student / assignment).exists()
+    assert {path.name for path in temporary.iterdir()} <= {"autograder-hypothesis"}
     again = autograder("nbgrader-autograde", str(folder), "--jobs", "2")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Autograded 1 submissions" in again.stdout and "7 already autograded" in again.stdout, again.stdout

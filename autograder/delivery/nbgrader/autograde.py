@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -117,11 +118,18 @@ class _Worker:
     def __init__(self, folder: Path):
         self.folder = folder
         self.log: IO[bytes] = tempfile.TemporaryFile()  # its stderr: nbgrader's log, shown if it stops
+        self.scratch: tempfile.TemporaryDirectory[str] | None = None
         self.process = self._start()
 
     def _start(self) -> subprocess.Popen[str]:
+        """The process, with a temporary folder of its own: what one that stopped left there (a
+        student's staged copy, its kernels' folder) is removed with the folder."""
+        if self.scratch is not None:
+            self.scratch.cleanup()
+        self.scratch = tempfile.TemporaryDirectory(prefix="autograder-autograde-", ignore_cleanup_errors=True)
         # -P: the script's own folder stays off the path, where the engine's modules would shadow others
         return subprocess.Popen([sys.executable, "-P", str(WORKER)], cwd=self.folder, text=True, encoding="utf-8",
+                                env={**os.environ, "TMPDIR": self.scratch.name},
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -163,3 +171,5 @@ class _Worker:
             self.process.kill()
             self.process.wait()
         self.log.close()
+        if self.scratch is not None:
+            self.scratch.cleanup()
