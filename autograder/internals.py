@@ -70,17 +70,12 @@ def reseed_randoms() -> None:
         generator.seed(0)
 
 
-def random_states() -> list[tuple[Any, Any]]:
-    """Each random generator hypothesis manages, with its state now (for :func:`set_random_states`)."""
+def managed_randoms() -> list[Any]:
+    """The random generators hypothesis manages: the ``random`` module, numpy's once numpy is
+    imported and seeded, and those registered with ``register_random``."""
     if not hasattr(entropy, "RANDOMS_TO_MANAGE"):
         raise changed("which random generators it manages (entropy.RANDOMS_TO_MANAGE)")
-    return [(generator, generator.getstate()) for generator in list(entropy.RANDOMS_TO_MANAGE.values())]
-
-
-def set_random_states(states: list[tuple[Any, Any]]) -> None:
-    """Put back the states :func:`random_states` read."""
-    for generator, state in states:
-        generator.setstate(state)
+    return list(entropy.RANDOMS_TO_MANAGE.values())
 
 
 def inner_test(test: Any) -> Callable[..., Any]:

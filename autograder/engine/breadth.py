@@ -22,6 +22,7 @@ from greenlet import greenlet
 
 from .. import internals
 from ..errors import SandboxFailure, TimedOut
+from . import randoms
 from .replay import Example, example_passes
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class Task:
     (None: seeded as hypothesis seeds them before an example) and what its calls printed."""
 
     body: greenlet = field(repr=False)
-    randoms: list[tuple[Any, Any]] | None = field(default=None, repr=False)
+    randoms: list[randoms.State] | None = field(default=None, repr=False)
     printed: str = ""
     joiner: Task | None = field(default=None, repr=False)  # the task waiting for this one (:func:`together`)
     waiting_for: int = 0  # the tasks this one waits for, still running
@@ -127,7 +128,7 @@ class Scheduler:
         task: Task = Task(greenlet(lambda: self._body(task, work), parent=self.hub))
         task.body.gr_context = contextvars.copy_context()  # a greenlet starts with an empty one
         if parent is not None:
-            task.randoms = internals.random_states()
+            task.randoms = randoms.read()
         return task
 
     def run(self, tasks: list[Task], stop_at: Callable[[Task], bool] | None = None) -> bool:
@@ -184,13 +185,13 @@ class Scheduler:
         if task.randoms is None:
             internals.reseed_randoms()
         else:
-            internals.set_random_states(task.randoms)
+            randoms.put_back(task.randoms)
         self.session.printed, self.current = task.printed, task
         try:
             task.body.switch(answer) if task.body else task.body.switch()  # not started: no answer yet
         finally:
             self.current = None
-            task.randoms, task.printed = internals.random_states(), self.session.printed
+            task.randoms, task.printed = randoms.read(task.randoms), self.session.printed
         if task.done and task.joiner is not None:
             self._child_ended(task)
         return task

@@ -1,0 +1,99 @@
+"""A task's random states (``autograder/engine/randoms.py``): read again and put back only where a
+generator changed, and exactly what ``getstate`` and ``setstate`` would have done."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import register_random
+
+from autograder import internals
+from autograder.engine import randoms
+
+
+class Plain:
+    """A generator that is not a ``random.Random``: hypothesis manages anything with these three."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def seed(self, value: int) -> None:
+        self.value = value
+
+    def getstate(self) -> int:
+        return self.value
+
+    def setstate(self, value: int) -> None:
+        self.value = value
+
+
+class Counting(random.Random):
+    """A ``random.Random`` whose ``getstate`` says more than its words: how often it was asked."""
+
+    asked = 0
+
+    def getstate(self):
+        return (*super().getstate(), self.asked)
+
+    def setstate(self, state):
+        super().setstate(state[:-1])
+        self.asked = state[-1]
+
+
+@pytest.fixture
+def register():
+    """Registers generators with hypothesis for one test (held here: hypothesis keeps weak references)."""
+    held = []
+
+    def add(*generators):
+        for generator in generators:
+            held.append(generator)
+            register_random(generator)
+
+    yield add
+    kept = internals.entropy.RANDOMS_TO_MANAGE
+    for key, generator in list(kept.items()):
+        if any(generator is other for other in held):
+            del kept[key]
+
+
+def test_the_module_s_generator_is_compared_by_its_bytes_on_this_python():
+    assert randoms._fingerprint(random) is not None
+    assert randoms._fingerprint(Plain()) is None and randoms._fingerprint(Counting()) is None
+
+
+def test_a_generator_left_alone_keeps_the_state_read_before_and_one_used_is_read_again(register):
+    own = random.Random(5)
+    register(own)
+    before = randoms.read()
+    assert randoms.read(before) == before and all(a is b for a, b in zip(randoms.read(before), before, strict=True))
+    own.random()
+    after = {id(state.generator): state for state in randoms.read(before)}
+    assert after[id(own)].full == own.getstate() != {id(s.generator): s for s in before}[id(own)].full
+    assert after[id(random)] is {id(s.generator): s for s in before}[id(random)]
+
+
+def test_a_gauss_value_kept_for_the_next_call_is_part_of_the_state(register):
+    own = random.Random(5)
+    register(own)
+    before = randoms.read()
+    own.gauss_next = 0.25  # what gauss() keeps between calls, outside the generator's words
+    after = next(state for state in randoms.read(before) if state.generator is own)
+    assert after.full == own.getstate() and after.full[2] == 0.25
+    randoms.put_back(before)
+    assert own.gauss_next is None
+
+
+def test_each_generator_is_put_back_as_it_was_whatever_its_kind(register):
+    kinds = [random.Random(3), Counting(4), Plain()]
+    register(*kinds)
+    saved = randoms.read()
+    expected = [generator.getstate() for generator in kinds] + [random.getstate()]
+    random.random()
+    kinds[0].random()
+    kinds[1].random()
+    kinds[1].asked = 9
+    kinds[2].value = 7
+    randoms.put_back(saved)
+    assert [generator.getstate() for generator in kinds] + [random.getstate()] == expected
