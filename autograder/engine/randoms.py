@@ -22,7 +22,7 @@ _LAYOUT = struct.Struct("=i624I")  # a Mersenne Twister's position in its words,
 _CHECKED: dict[type, bool] = {}  # whether a type of generator keeps its state where _LAYOUT says
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # numpy's state holds an array, which == cannot judge
 class State:
     """One generator's state: its bytes and ``gauss_next`` (None: not compared by bytes) and what
     ``getstate`` gave."""

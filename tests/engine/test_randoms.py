@@ -66,12 +66,13 @@ def test_the_module_s_generator_is_compared_by_its_bytes_on_this_python():
 def test_a_generator_left_alone_keeps_the_state_read_before_and_one_used_is_read_again(register):
     own = random.Random(5)
     register(own)
-    before = randoms.read()
-    assert randoms.read(before) == before and all(a is b for a, b in zip(randoms.read(before), before, strict=True))
+    before = {id(state.generator): state for state in randoms.read()}
+    again = {id(state.generator): state for state in randoms.read(list(before.values()))}
+    assert again[id(own)] is before[id(own)] and again[id(random)] is before[id(random)]
     own.random()
-    after = {id(state.generator): state for state in randoms.read(before)}
-    assert after[id(own)].full == own.getstate() != {id(s.generator): s for s in before}[id(own)].full
-    assert after[id(random)] is {id(s.generator): s for s in before}[id(random)]
+    after = {id(state.generator): state for state in randoms.read(list(before.values()))}
+    assert after[id(own)].full == own.getstate() != before[id(own)].full
+    assert after[id(random)] is before[id(random)]
 
 
 def test_a_gauss_value_kept_for_the_next_call_is_part_of_the_state(register):
@@ -97,3 +98,16 @@ def test_each_generator_is_put_back_as_it_was_whatever_its_kind(register):
     kinds[2].value = 7
     randoms.put_back(saved)
     assert [generator.getstate() for generator in kinds] + [random.getstate()] == expected
+
+
+def test_numpy_s_generator_once_managed_is_read_and_put_back_in_full():
+    numpy = pytest.importorskip("numpy")
+    with internals.seeded_randoms():
+        internals.reseed_randoms()  # hypothesis manages numpy's generator from here on
+        saved = randoms.read()
+        assert any(state.fingerprint is None for state in saved)  # numpy's
+        expected = numpy.random.get_state()[1].copy()
+        numpy.random.random()
+        randoms.put_back(saved)
+        assert (numpy.random.get_state()[1] == expected).all()
+        assert len(randoms.read(saved)) == len(saved)
