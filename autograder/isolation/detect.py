@@ -103,7 +103,9 @@ def require_isolation(unsafe: bool = False) -> Isolation:
 
 def known_good_problem(found: Isolation) -> str | None:
     """None if a worker with these layers starts and answers a call, otherwise what went wrong."""
-    with tempfile.TemporaryDirectory(prefix="autograder-probe-") as folder:
+    # named for this process, as a worker's folder is: a grader killed while it probes leaves
+    # it to the next grader's sweep
+    with tempfile.TemporaryDirectory(prefix=FOLDER_PREFIX + f"{os.getpid()}-probe-") as folder:
         (Path(folder) / "known_good.py").write_text("def echo(value):\n    return value\n")
         worker = None
         try:

@@ -230,6 +230,34 @@ def test_workers_die_with_their_grader(submission, mode):
     assert not Path(home).exists()
 
 
+PROBING = '''
+import sys
+from autograder.isolation import Isolation, detect
+
+def stopped(*args, **kwargs):  # the probe's worker starting: say where, and stay
+    print(args[0].submission, flush=True)
+    sys.stdin.read()
+
+detect.Worker = stopped
+detect.known_good_problem(Isolation(frozenset()))
+'''
+
+
+def test_a_grader_killed_while_it_probes_leaves_its_folder_to_the_next_grader():
+    """The folder of the known-good probe (``detect.known_good_problem``) is named for its grader,
+    as a worker's is: killed outright mid-probe, it leaves the folder, which the next grader's
+    sweep removes."""
+    import signal
+    grader = subprocess.Popen([sys.executable, "-c", PROBING], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    folder = Path(grader.stdout.readline().strip())
+    os.kill(grader.pid, signal.SIGKILL)
+    grader.wait()
+    assert (folder / "known_good.py").exists()
+    reaping.sweep_folders()  # what the next grader does first
+    assert not folder.exists()
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists(),
                     reason="needs root and a cgroup v1 cpu hierarchy")
 def test_a_grader_process_and_its_workers_share_one_core_s_cpu_cgroup(tmp_path):
