@@ -3,29 +3,24 @@
 A task resumes with its own states put in place and leaves with them read back
 (:mod:`autograder.engine.breadth`). ``Random.getstate`` builds 625 integers, and nearly every
 task leaves the generators as it found them; so a ``random.Random``'s state is first compared by
-its bytes, and read or put back in full only when they differ. Why a task keeps its own states:
-docs/architecture.md, "Side by side: one round trip for many calls".
+the bytes that hold it (:func:`~autograder.isolation.inside.cpython.random_words`) and its
+``gauss_next``, and read or put back in full only when they differ. Why a task keeps its own
+states: docs/architecture.md, "Side by side: one round trip for many calls".
 """
 
 from __future__ import annotations
 
-import ctypes
 import random
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 from .. import internals
-
-_HEAD = object.__basicsize__  # CPython's object header, before a generator's own fields
-_LAYOUT = struct.Struct("=i624I")  # a Mersenne Twister's position in its words, and its 624 words
-_CHECKED: dict[type, bool] = {}  # whether a type of generator keeps its state where _LAYOUT says
+from ..isolation import random_words
 
 
 @dataclass(frozen=True, eq=False)  # numpy's state holds an array, which == cannot judge
 class State:
-    """One generator's state: its bytes and ``gauss_next`` (None: not compared by bytes) and what
-    ``getstate`` gave."""
+    """One generator's state: what it is compared by (None: it is not) and what ``getstate`` gave."""
 
     generator: Any
     fingerprint: tuple[bytes, float | None] | None
@@ -55,23 +50,11 @@ def put_back(states: list[State]) -> None:
 
 
 def _fingerprint(generator: Any) -> tuple[bytes, float | None] | None:
-    """The bytes that hold the state of the ``random.Random`` behind ``generator`` (the ``random``
-    module's hidden one for the module), with its ``gauss_next``; None for another generator."""
+    """The words of the ``random.Random`` behind ``generator`` (the ``random`` module's hidden one
+    for the module) and its ``gauss_next``; None for another generator."""
     instance = getattr(generator.getstate, "__self__", None)
     puts_back = getattr(generator.setstate, "__self__", None)
-    if puts_back is not instance or not isinstance(instance, random.Random) or not _laid_out(instance):
+    if puts_back is not instance or not isinstance(instance, random.Random):
         return None
-    return ctypes.string_at(id(instance) + _HEAD, _LAYOUT.size), getattr(instance, "gauss_next", None)
-
-
-def _laid_out(instance: random.Random) -> bool:
-    """Whether a generator of this type keeps all its state as CPython's ``random.Random`` does
-    (checked once a type, against what ``getstate`` says); one that does not, or keeps more (its
-    own ``getstate``), is read and put back in full."""
-    kind = type(instance)
-    if kind not in _CHECKED:
-        words = random.Random.getstate(instance)[1]
-        _CHECKED[kind] = (kind.getstate is random.Random.getstate and kind.setstate is random.Random.setstate
-                          and kind.__basicsize__ >= _HEAD + _LAYOUT.size and len(words) == 625 and
-                          ctypes.string_at(id(instance) + _HEAD, _LAYOUT.size) == _LAYOUT.pack(words[-1], *words[:-1]))
-    return _CHECKED[kind]
+    words = random_words(instance)
+    return None if words is None else (words, getattr(instance, "gauss_next", None))

@@ -14,6 +14,7 @@ from .cgroup import join_lane
 from .detect import isolation, isolation_note, require_isolation, with_layers
 from .helper import HelperLimits, OverLimits, run_helper
 from .inside import codec
+from .inside.cpython import random_words
 from .layers import LAYERS, Isolation, IsolationRefused
 from .layout import Layout
 from .limits import WorkerLimits
@@ -25,4 +26,4 @@ from .zygote import Child
 __all__ = ["LAYERS", "Child", "HelperLimits", "Isolation", "IsolationRefused", "Layout", "OverLimits", "Standby",
            "Worker", "WorkerLimits", "cache_home", "codec", "compiled_code", "fresh_worker", "isolation",
            "isolation_note", "join_lane", "keep_compiled_code", "keyed_folder", "own_folder", "require_isolation",
-           "run_helper", "tree", "with_layers"]
+           "random_words", "run_helper", "tree", "with_layers"]

@@ -223,3 +223,24 @@ def test_a_zip_s_table_of_contents_is_measured_before_it_is_read(tmp_path):
     (tmp_path / "not.zip").write_bytes(b"not a zip")
     with (tmp_path / "not.zip").open("rb") as file:
         assert cpython.zip_directory_size(file) is None, in_python("zipfile._EndRecData")
+
+
+@given(st.integers(0, 2 ** 32), st.integers(0, 2000))
+def test_a_random_generator_s_words_change_exactly_when_its_state_does(seed, draws):
+    generator = random.Random(seed)
+    before = cpython.random_words(generator)
+    state = generator.getstate()
+    assert before is not None, in_python("random.Random's layout")
+    generator.getrandbits(32 * draws) if draws else None
+    after = cpython.random_words(generator)
+    assert (after == before) == (generator.getstate() == state), in_python("random.Random's layout")
+    generator.setstate(state)
+    assert cpython.random_words(generator) == before, in_python("random.Random's layout")
+
+
+def test_a_generator_that_keeps_more_than_its_words_has_none():
+    class Counting(random.Random):
+        def getstate(self):
+            return (*super().getstate(), 0)
+
+    assert cpython.random_words(Counting(1)) is None and cpython.random_words(random.Random(1)) is not None

@@ -18,8 +18,8 @@ TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAGIC_NUMBER", "caller_globals", "scan_json", "signal", "source_hash", "unix_socket", "write_json",
-           "zip_directory_size"]
+__all__ = ["MAGIC_NUMBER", "caller_globals", "random_words", "scan_json", "signal", "source_hash", "unix_socket",
+           "write_json", "zip_directory_size"]
 
 
 def source_hash(source):
@@ -87,3 +87,35 @@ def zip_directory_size(file):
 
     end = zipfile._EndRecData(file)  # type: ignore[attr-defined]  # zipfile's own reader of that record
     return end[zipfile._ECD_SIZE] if end else None  # type: ignore[attr-defined]
+
+
+def random_words(generator):
+    """The bytes where CPython keeps a ``random.Random``'s Mersenne Twister, its position and its
+    624 words: equal exactly when ``getstate``'s words are. None for a type that keeps them
+    elsewhere, or keeps more (its own ``getstate``): checked once a type, against ``getstate``."""
+    kind = type(generator)
+    if kind not in _RANDOM_LAID_OUT:
+        _RANDOM_LAID_OUT[kind] = _laid_out_as_random(generator)
+    if not _RANDOM_LAID_OUT[kind]:
+        return None
+    import ctypes  # the grader's alone: no worker imports it
+
+    return ctypes.string_at(id(generator) + object.__basicsize__, _RANDOM_SIZE)
+
+
+_RANDOM_SIZE = 4 + 624 * 4  # the C int of the position, then the words (uint32)
+_RANDOM_LAID_OUT: dict = {}
+
+
+def _laid_out_as_random(generator):
+    import ctypes
+    import random
+    import struct
+
+    kind = type(generator)
+    if kind.getstate is not random.Random.getstate or kind.setstate is not random.Random.setstate:
+        return False
+    words = random.Random.getstate(generator)[1]
+    return (kind.__basicsize__ >= object.__basicsize__ + _RANDOM_SIZE and len(words) == 625 and
+            ctypes.string_at(id(generator) + object.__basicsize__, _RANDOM_SIZE) ==
+            struct.pack("=i624I", words[-1], *words[:-1]))
