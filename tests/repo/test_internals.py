@@ -160,16 +160,17 @@ def test_the_pyc_pieces_are_importlib_s():
     assert cpython.source_hash(source) == importlib.util.source_hash(source), in_python("_imp.source_hash")
 
 
-def test_the_zygote_writes_the_pyc_files_py_compile_writes(tmp_path):
-    """The worker cannot import ``py_compile`` cheaply: its own checked-hash pyc is the same bytes."""
+def test_the_pyc_files_made_in_memory_are_those_py_compile_writes(tmp_path):
+    """The worker cannot import ``py_compile`` cheaply, and the grader makes its workers' in memory:
+    their checked-hash pyc is the same bytes."""
     source = tmp_path / "module.py"
     source.write_text("def f(x):\n    return x + 1\n")
     expected = tmp_path / "module.pyc"
     py_compile.compile(str(source), str(expected), dfile=str(source), doraise=True,
                        invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import zygote_loop\n"
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import cpython\n"
              "data = open(sys.argv[2], 'rb').read()\n"
-             "sys.stdout.buffer.write(zygote_loop.checked_pyc(compile(data, sys.argv[2], 'exec', dont_inherit=True),"
+             "sys.stdout.buffer.write(cpython.checked_pyc(compile(data, sys.argv[2], 'exec', dont_inherit=True),"
              " data))")
     done = subprocess.run([sys.executable, "-c", probe, str(INSIDE), str(source)], capture_output=True, check=True)
     assert done.stdout == expected.read_bytes(), in_python("the checked-hash pyc format")

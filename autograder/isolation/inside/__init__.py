@@ -10,11 +10,10 @@ only some workers need where they need it: every worker's start pays for every i
 """
 
 import functools
-import os
-import py_compile
 import sys
-import tempfile
 from pathlib import Path
+
+from . import cpython
 
 FILES = ("worker.py", "zygote_loop.py", "codec.py", "cpython.py", "frames.py", "landlock.py", "seccomp.py")
 FOLDER = Path(__file__).resolve().parent
@@ -27,17 +26,13 @@ def compiled_files() -> dict[str, bytes]:
     folder, so that no worker compiles them. A worker imports its entry module rather than
     running it as a script, whose code Python would compile anew."""
     files = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for name in FILES:
-            source, stem = FOLDER / name, Path(name).stem
-            files[name] = source.read_bytes()
-            if sys.implementation.cache_tag is None:  # a Python that keeps no compiled code
-                continue
-            # named here, not by importlib (PYTHONPYCACHEPREFIX would move it); dfile: no grader path inside
-            compiled = f"__pycache__/{stem}.{sys.implementation.cache_tag}.pyc"
-            py_compile.compile(str(source), os.path.join(folder, compiled), dfile=name, doraise=True,
-                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-            files[compiled] = Path(folder, compiled).read_bytes()
+    for name in FILES:
+        source, stem = (FOLDER / name).read_bytes(), Path(name).stem
+        files[name] = source
+        if sys.implementation.cache_tag is not None:  # a Python that keeps compiled code
+            # compiled as name, not by its grader path (dfile): no grader path inside
+            code = compile(source, name, "exec", dont_inherit=True)
+            files[f"__pycache__/{stem}.{sys.implementation.cache_tag}.pyc"] = cpython.checked_pyc(code, source)
     return files
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _imp
 import _signal as signal  # type: ignore[import-not-found]  # the signal module without its enums
+import marshal
 import sys
 from _frozen_importlib_external import MAGIC_NUMBER  # type: ignore[import-not-found]  # importlib.util's
 
@@ -18,8 +19,8 @@ TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAGIC_NUMBER", "caller_globals", "random_words", "scan_json", "signal", "source_hash", "unix_socket",
-           "write_json", "zip_directory_size"]
+__all__ = ["MAGIC_NUMBER", "caller_globals", "checked_pyc", "random_words", "scan_json", "signal", "source_hash",
+           "unix_socket", "write_json", "zip_directory_size"]
 
 
 def source_hash(source):
@@ -28,6 +29,12 @@ def source_hash(source):
 
 
 _RAW_MAGIC_NUMBER = int.from_bytes(MAGIC_NUMBER, "little")
+
+
+def checked_pyc(code, source):
+    """``code``, compiled from ``source``, as the checked-hash pyc file ``py_compile`` writes (PEP 552:
+    the magic number, flags 0b11, the source's hash, the marshalled code), made in memory."""
+    return MAGIC_NUMBER + (0b11).to_bytes(4, "little") + source_hash(source) + marshal.dumps(code)
 
 
 def caller_globals(depth=1):

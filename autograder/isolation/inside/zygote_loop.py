@@ -8,7 +8,6 @@ runs in the zygote: each child imports the submission itself, confined once more
 The grader's side is :class:`autograder.isolation.zygote.Zygote`.
 """
 
-import marshal
 import os
 import resource
 import sys
@@ -100,7 +99,7 @@ def compiled(sources, root):
                 try:
                     with open(path, "rb") as file:
                         source = file.read()
-                    code[name] = checked_pyc(compile(source, path, "exec", dont_inherit=True), source)
+                    code[name] = cpython.checked_pyc(compile(source, path, "exec", dont_inherit=True), source)
                 except (OSError, SyntaxError, ValueError):
                     continue
             with os.fdopen(writing, "wb") as pipe:
@@ -112,12 +111,6 @@ def compiled(sources, root):
         wire = pipe.read()
     os.waitpid(helper, 0)
     return wire or b"null"
-
-
-def checked_pyc(code, source):
-    """``code``, compiled from ``source``, as the checked-hash pyc file importlib would write (PEP 552:
-    the magic number, flags 0b11, the source's hash, the marshalled code)."""
-    return cpython.MAGIC_NUMBER + (0b11).to_bytes(4, "little") + cpython.source_hash(source) + marshal.dumps(code)
 
 
 def end_child(child, tmp):
