@@ -145,6 +145,17 @@ def ensure_user() -> pwd.struct_passwd:
         return pwd.getpwnam(USER)  # a KeyError here: useradd failed, and said why
 
 
+HOLDS = f"/tmp/.autograder-hold-{os.getpid()}"  # where as_user binds a closed folder, in its namespace
+
+
+@pytest.fixture(autouse=True, scope="module")
+def holds():
+    """The empty folders as_user's namespaces leave on the host, removed once the module's tests end."""
+    yield
+    for folder in Path(HOLDS).parent.glob(f"{Path(HOLDS).name}-*"):
+        folder.rmdir()
+
+
 def as_user(hide_bwrap: bool) -> list[str]:
     """A command prefix: a private mount namespace where the user can reach Python and the course
     (a laptop installs both where its user can read them), then drop to the user."""
@@ -154,7 +165,7 @@ def as_user(hide_bwrap: bool) -> list[str]:
                      for p in needed if any(not os.stat(a).st_mode & 0o001 for a in p.parents if a != Path("/"))})
     lines = ["set -e", "mount --make-rprivate /"]
     for index, folder in enumerate(closed):  # hide a closed folder behind an open one, keep what is needed
-        hold = f"/tmp/.autograder-hold-{os.getpid()}-{index}"
+        hold = f"{HOLDS}-{index}"
         lines += [f"mkdir -p {hold}", f"mount --bind {folder} {hold}", f"mount -t tmpfs -o mode=0755 none {folder}"]
         for path in needed:
             if path.is_relative_to(folder):
