@@ -245,3 +245,4 @@ def test_a_generator_that_keeps_more_than_its_words_has_none():
             return (*super().getstate(), 0)
 
     assert cpython.random_words(Counting(1)) is None and cpython.random_words(random.Random(1)) is not None
+    assert cpython.random_words(object()) is None

@@ -120,7 +120,8 @@ def _laid_out_as_random(generator):
     import struct
 
     kind = type(generator)
-    if kind.getstate is not random.Random.getstate or kind.setstate is not random.Random.setstate:
+    if (not isinstance(generator, random.Random) or kind.getstate is not random.Random.getstate
+            or kind.setstate is not random.Random.setstate):
         return False
     words = random.Random.getstate(generator)[1]
     return (kind.__basicsize__ >= object.__basicsize__ + _RANDOM_SIZE and len(words) == 625 and
