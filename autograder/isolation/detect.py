@@ -103,9 +103,7 @@ def require_isolation(unsafe: bool = False) -> Isolation:
 
 def known_good_problem(found: Isolation) -> str | None:
     """None if a worker with these layers starts and answers a call, otherwise what went wrong."""
-    # named for this process, as a worker's folder is: a grader killed while it probes leaves
-    # it to the next grader's sweep
-    with tempfile.TemporaryDirectory(prefix=FOLDER_PREFIX + f"{os.getpid()}-probe-") as folder:
+    with _probe_folder() as folder:
         (Path(folder) / "known_good.py").write_text("def echo(value):\n    return value\n")
         worker = None
         try:
@@ -118,6 +116,12 @@ def known_good_problem(found: Isolation) -> str | None:
         finally:
             if worker is not None:
                 worker.close()
+
+
+def _probe_folder() -> tempfile.TemporaryDirectory[str]:
+    """A probe's folder, named for this process as a worker's is: a grader killed while it probes
+    leaves it to the next grader's sweep."""
+    return tempfile.TemporaryDirectory(prefix=FOLDER_PREFIX + f"{os.getpid()}-probe-")
 
 
 def _uid_problem() -> str | None:
@@ -135,7 +139,7 @@ def _landlock_problem() -> str | None:
 def _bwrap_problem() -> str | None:
     if not shutil.which("bwrap"):
         return "bubblewrap is not installed (no bwrap on PATH)"
-    with tempfile.TemporaryDirectory(prefix=FOLDER_PREFIX + f"{os.getpid()}-probe-") as home:
+    with _probe_folder() as home:
         for name in ("grader", "support", "submission"):
             os.mkdir(os.path.join(home, name))
         return _run_problem(bwrap_args(Layout(Path(home)), Path(home), WorkerLimits()) + ["true"],
