@@ -131,12 +131,17 @@ class Zygote:
             child.channel.watch(born[0])
         return child
 
-    def end(self) -> int | None:
-        """Kill the child, and everything else but the zygote; the child's exit code (as
-        :meth:`Worker.exit_code`), or None if the zygote could not say. Everything is killed
-        before the zygote looks at what the child left, so that nothing it started can leave
-        a file after that look."""
+    def end_later(self) -> None:
+        """Kill the child, and everything else but the zygote; the zygote collects it and
+        removes what it left at its next request (a fork ends the child before it), so that
+        ending a child costs no round trip of its own. Everything is killed before the zygote
+        looks at what the child left, so that nothing it started can leave a file after that look."""
         self._kill_strays()
+
+    def end(self) -> int | None:
+        """End the child now (:meth:`end_later`, then the zygote's ``end``): its exit code (as
+        :meth:`Worker.exit_code`), or None if the zygote could not say."""
+        self.end_later()
         try:
             status = self._ask({"op": "end"}, self.worker.limits.call_seconds)
         except SandboxFailure:
@@ -206,7 +211,7 @@ class Child:
     """One property's worker, forked from a :class:`Zygote`: a worker to its session, as a fresh
     :class:`~autograder.isolation.process.Worker` is, talked to over pipes of its own (a
     :class:`~autograder.isolation.channel.Channel`), so nothing a child left unread reaches the
-    next one. Closing it asks the zygote to end it."""
+    next one. Closing it kills it (:meth:`Zygote.end_later`); asking how it ended ends it at once."""
 
     def __init__(self, zygote: Zygote, to_child: BinaryIO, from_child: BinaryIO):
         self.zygote = zygote
@@ -231,10 +236,12 @@ class Child:
         if self.closed:
             return
         self.closed = True
-        self.code = self.zygote.end()
+        self.zygote.end_later()
         self.channel.close()
         DYING.update(self.killed)  # collected by a later close
 
     def exit_code(self) -> int | None:
-        self.close()
+        if not self.closed:
+            self.code = self.zygote.end()
+            self.close()
         return self.code

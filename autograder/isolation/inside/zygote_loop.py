@@ -40,10 +40,11 @@ def be_zygote(modules, sources, inbox, outbox, config):
     code compiled from ``sources`` (:func:`compiled`), then fork a child per property on
     request, one at a time; student code never runs here.
 
-    Requests come on the pipe: ``fork`` (the child's two pipes come alongside on the control
-    socket, SCM_RIGHTS) and ``end`` (kill the child, collect it, answer its wait status). A
-    child is this process, confined once more, and imports the submission itself
-    (:func:`be_child`): whatever it changes, in memory or in its own folder, dies with it."""
+    Requests come on the pipe: ``end`` (kill the child, collect it, answer its wait status) and
+    ``fork``, which ends the child before it first (the new child's two pipes come alongside on
+    the control socket, SCM_RIGHTS). A child is this process, confined once more, and imports
+    the submission itself (:func:`be_child`): whatever it changes, in memory or in its own
+    folder, dies with it."""
     submission = sys.path[:len(config["path"])]
     del sys.path[:len(config["path"])]  # the submission's files must not stand in for them
     for module in modules:
@@ -57,12 +58,13 @@ def be_zygote(modules, sources, inbox, outbox, config):
     child, number = None, 0
     tmp = shared_tmp(config)
     while (frame := read_frame(inbox)) is not None:
-        if codec.loads(frame)["op"] == "end":
-            status, cleared = end_child(child, tmp)
-            child = None
+        status, cleared = end_child(child, tmp)
+        child, ending = None, codec.loads(frame)["op"] == "end"
+        if ending:
             write_frame(outbox, codec.to_json({"ok": status}).encode())
-            if not cleared:  # what the child left could reach the next one: no more children
-                return
+        if not cleared:  # what the child left could reach the next one: no more children
+            return
+        if ending:
             continue
         _, ancillary, _, _ = control.recvmsg(1, cmsg_space(8))
         pipes = [int.from_bytes(ancillary[0][2][at:at + 4], sys.byteorder) for at in (0, 4)]

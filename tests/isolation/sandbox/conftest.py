@@ -33,8 +33,8 @@ def apply(function, value):
 def exit_now():
     sys.exit(3)
 
-def hard_exit():
-    os._exit(0)
+def hard_exit(code=0):
+    os._exit(code)
 
 def builtin_exit():
     exit(4)

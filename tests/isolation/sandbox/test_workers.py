@@ -91,6 +91,36 @@ def test_a_forked_worker_cannot_leave_a_file_for_the_next(submission, monkeypatc
         close_session(first)
 
 
+@pytest.mark.parametrize("mode", FORKING)
+def test_a_child_ends_in_the_next_fork_s_round_trip_or_at_once_when_it_crashed(submission, monkeypatch, mode):
+    """Closing a property's child kills it and asks the zygote nothing: the next fork collects it
+    and clears its folder, in one request. A child that crashed is ended at once, to say how."""
+    in_mode(monkeypatch, mode)
+    first = open_session(submission, forked=True)
+    try:
+        first.module("exercises.toy").leave_locked()
+        zygote = first.standby.zygote
+        sent: list[list[str]] = []
+        asking = zygote.worker.request_many
+
+        def counted(payloads, *rest):
+            sent.append([codec.loads(payload)["op"] for payload in payloads])
+            return asking(payloads, *rest)
+        monkeypatch.setattr(zygote.worker, "request_many", counted)
+        first.close()
+        assert sent == []
+        second = Session(first.layout, first.limits, budget_seconds=30, standby=first.standby)
+        toy = second.module("exercises.toy")
+        assert toy.found_left_behind() is False and sent == [["fork"]]
+        with pytest.raises(SandboxFailure, match="exited with status 5"):
+            toy.hard_exit(5)
+        assert sent == [["fork"], ["end"]]
+        second.close()
+        assert sent == [["fork"], ["end"]] and first.standby.zygote is zygote and zygote.alive
+    finally:
+        close_session(first)
+
+
 def test_student_code_never_runs_in_the_zygote(submission, monkeypatch):
     """The zygote imports only the standard library's modules the submission imports: each
     child imports the submission itself, so none inherits what another's import left (a pipe, a
