@@ -41,6 +41,25 @@ def in_session(session: int) -> list[int]:
     return found
 
 
+def as_a_terminal_starts_it(command: list[str]) -> list[str]:
+    """``command`` started as a shell starts a foreground job: SIGINT and SIGTERM at their default
+    dispositions and unblocked, whatever this test process inherited or a library set (an ignored
+    signal stays ignored across exec, and Python then leaves Ctrl-C ignored too)."""
+    reset = ("import os, signal, sys\n"
+             "for number in (signal.SIGINT, signal.SIGTERM):\n"
+             "    signal.signal(number, signal.SIG_DFL)\n"
+             "signal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
+             "os.execv(sys.argv[1], sys.argv[1:])\n")
+    return [sys.executable, "-c", reset, *command]
+
+
+def catches(pid: int, number: int) -> bool:
+    """Whether process ``pid`` has a handler for signal ``number`` that is neither blocked nor ignored."""
+    fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    bit = 1 << (number - 1)
+    return bool(int(fields["SigCgt"], 16) & bit) and not int(fields["SigBlk"], 16) & bit
+
+
 def grading_under_way(temporary: Path) -> bool:
     """Whether the batch has staged its three submissions and started a worker for one (the workers
     the batch starts before, to check its sandbox, come and go before it stages)."""
@@ -61,12 +80,13 @@ def test_a_stopped_batch_leaves_nothing_behind_and_the_next_run_finishes_it(tmp_
                *(str(tmp_path / name) for name in ("a", "b", "c")), "--out", str(out), "--jobs", "2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(temporary),
            "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hypothesis")}
-    grading = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    grading = subprocess.Popen(as_a_terminal_starts_it(command), env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     while not grading_under_way(temporary):
         assert grading.poll() is None and time.monotonic() < deadline, grading.communicate()
         time.sleep(0.05)
+    assert catches(grading.pid, signal.SIGINT) and catches(grading.pid, signal.SIGTERM)
     if stop == "SIGTERM":
         os.kill(grading.pid, signal.SIGTERM)
     else:
