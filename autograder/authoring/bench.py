@@ -220,7 +220,7 @@ def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: 
     quiet = Console(file=open(os.devnull, "w"))
     rates = {}
     for workers in (1, 2):
-        with _local_cluster(workers, out / f"workers{workers}") as (address, certificates):
+        with _local_cluster(workers, out / f"cluster{workers}") as (address, certificates):
             cluster = connect(address, course, unsafe=False, certificates=certificates)
             try:
                 warm = [(f"warm{index}", path) for index, (_, path) in enumerate(named[:workers])]  # tasks of their own
@@ -237,15 +237,17 @@ def _dask_two_workers_ratio(course: Course, named: list[tuple[str, Path]], out: 
 def _local_cluster(workers: int, logs: Path) -> Iterator[tuple[str, Path]]:
     """A Dask scheduler and ``workers`` one-thread workers on loopback, speaking TLS with
     certificates made for them (a ``tcp://`` scheduler is any local user's), their logs in
-    ``logs``: the scheduler's address and the certificates' folder, once every worker has joined.
-    They are stopped on leaving, with the grader processes they started."""
+    ``logs`` (emptied first: a run before left its own): the scheduler's address and the
+    certificates' folder, once every worker has joined. They are stopped on leaving, with the
+    grader processes they started."""
     from distributed import Client
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     address = f"tls://127.0.0.1:{port}"
-    logs.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
     certificates = logs / "certs"
     make_certificates(certificates)
     tls = ["--tls-ca-file", str(certificates / CA), "--tls-cert", str(certificates / CERTIFICATE),

@@ -57,3 +57,39 @@ def test_the_figures_measured_apart_are_measured(figure):
 
     measured = _apart(load_course(ROOT / "tests" / "fixtures" / "toy_course" / "course.yaml"), figure)
     assert measured > 0
+
+
+def test_a_second_bench_starts_its_cluster_in_the_folder_the_first_left(tmp_path, monkeypatch):
+    """The Dask figure's cluster makes its certificates afresh in the same folder every run, with
+    the processes and the client stood in for (the real ones: ``tests/batch/test_cluster.py``)."""
+    from autograder.authoring import bench
+
+    started = []
+
+    class Process:
+        pid = 0
+
+        def wait(self, timeout: float) -> None:
+            pass
+
+    class Client:
+        def __init__(self, address: str, security: object, timeout: str):
+            started.append(address)
+
+        def __enter__(self) -> "Client":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def wait_for_workers(self, workers: int, timeout: float) -> None:
+            pass
+
+    monkeypatch.setattr(bench.subprocess, "Popen", lambda *args, **kwargs: Process())
+    monkeypatch.setattr(bench.os, "killpg", lambda pid, number: None)
+    monkeypatch.setattr("distributed.Client", Client)
+    for _ in range(2):
+        with bench._local_cluster(1, tmp_path / "cluster1") as (_, certificates):
+            assert sorted(path.name for path in certificates.iterdir()) == sorted([bench.CA, bench.CERTIFICATE,
+                                                                                   bench.KEY])
+    assert len(started) == 2
