@@ -22,7 +22,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
@@ -167,6 +166,7 @@ def markdown(measurements: list[Measurement]) -> str:
 
 def plot(measurements: list[Measurement], png: Path) -> None:
     """Horizontal bars of the tokens per tokenizer, beside the baseline's when there is one."""
+    from matplotlib.figure import Figure  # here: only the plot needs matplotlib, which is slow to import
     names = [m.tokenizer for m in measurements]
     fig = Figure(figsize=(8, 0.5 * len(names) + 1.5))
     ax = fig.subplots()

@@ -46,7 +46,6 @@ from itertools import combinations
 from pathlib import Path
 
 import sentencepiece as spm
-from matplotlib.figure import Figure
 
 from solutions.ex2_special_tokens import SpecialTokenizer
 from solutions.ex3_wordpiece import WORD_PATTERN, compare_vocabularies, tokenize_wordpiece, train_wordpiece
@@ -370,6 +369,7 @@ def unigram_table(c: Comparison) -> str:
 
 def plot(c: Comparison, png: Path) -> None:
     """Tokens per byte of the held-out text against vocabulary size, one line per algorithm."""
+    from matplotlib.figure import Figure  # here: only the plot needs matplotlib, which is slow to import
     fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
     for algorithm in ALGORITHMS:

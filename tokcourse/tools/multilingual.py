@@ -21,8 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-from matplotlib.figure import Figure
-
 from solutions.ex4_multilingual import benchmark, render_table
 from tokcourse import assets
 from tokcourse.tools import registry
@@ -149,6 +147,7 @@ def unknown_table(tokenizers: dict[str, registry.Tokenizer], parallel: dict[str,
 
 def plot(sets: dict[str, dict], results: dict[str, list[dict]], order: list[str], png: Path) -> None:
     """Grouped bars of the premium per language (English left out), one panel per set."""
+    from matplotlib.figure import Figure  # here: only the plot needs matplotlib, which is slow to import
     fig = Figure(figsize=(11, 4 * len(results)))
     axes = fig.subplots(len(results), 1, squeeze=False)
     for ax, (set_name, rows) in zip(axes[:, 0], results.items(), strict=True):
