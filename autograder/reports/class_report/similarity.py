@@ -22,7 +22,7 @@ from .names import Names
 DEFAULT_THRESHOLD = 0.5
 MAX_PAIRS = 50  # pairs shown in full; the rest above the threshold are listed by name only
 CONTEXT_LINES = 3  # unhighlighted lines kept around each similar region
-GROUP = 16  # submissions one helper fingerprints: they share its start (copydetect's import, matplotlib's)
+GROUP = 16  # submissions one helper fingerprints: they share its start (copydetect's import)
 SIMILAR_CHARS = 256 << 10  # a larger module is no exercise's answer, and is not compared
 SIMILARITY_LIMITS = HelperLimits(cpu_seconds=60, memory_mb=2048, file_mb=1, answer_mb=32, wall_seconds=240)
 
@@ -120,7 +120,15 @@ def fingerprints(request: dict) -> dict[str, dict[str, dict]]:
     """The task of the limited helper: copydetect's fingerprint of each module of each of
     ``request["submissions"]`` (``name -> module -> code``), the fingerprints of
     ``request["boilerplate"]`` (``[label, code]`` pairs) left out, as plain data."""
+    import sys
+    import types
+
     import numpy as np
+
+    # copydetect's detector imports pyplot for its own report's plots, which fingerprinting never
+    # draws: stand-ins spare every helper matplotlib's import
+    for name in ("matplotlib", "matplotlib.pyplot"):
+        sys.modules.setdefault(name, types.ModuleType(name))
     from copydetect import CodeFingerprint, defaults
 
     k, window = defaults.NOISE_THRESHOLD, defaults.GUARANTEE_THRESHOLD - defaults.NOISE_THRESHOLD + 1
