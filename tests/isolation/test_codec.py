@@ -152,7 +152,7 @@ def test_keys_with_equal_hashes_stop_at_the_deadline(message):
     wire = json.dumps(message).encode()  # some 10 s to decode without a deadline
     started = time.monotonic()
     with pytest.raises(codec.CodecTimeout):
-        codec.loads(wire, deadline=started + 0.5)
+        codec.loads(wire, deadline=started + 0.1)
     assert time.monotonic() - started < 3  # a generous bound, not a benchmark
 
 
@@ -176,7 +176,7 @@ def test_too_many_values_are_refused():
 
 
 def test_named_tuple_classes_stay_few():
-    for i in range(10_000):
+    for i in range(4 * codec.MAX_SHAPES):  # four times what the cache keeps
         codec.loads(json.dumps({"$named": [f"Shape{i}", ["a", f"b{i}"], [1, 2]]}).encode())
     info = codec.named_classes().cache_info()
     assert info.maxsize == codec.MAX_SHAPES and info.currsize <= codec.MAX_SHAPES
