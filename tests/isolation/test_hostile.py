@@ -26,6 +26,9 @@ from tests.conftest import ROOT, autograder
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 COURSE = load_course(ROOT / "course.yaml")
+# every try of a memory bomb fills the memory limit page by page, a few seconds a gigabyte here:
+# the attacks are graded under a quarter of the course's limit, which the reference stays under
+ATTACKED = COURSE.model_copy(update={"limits": COURSE.limits.model_copy(update={"memory_mb": 256})})
 EXERCISE = "ex1_merge_tracing"
 SUITE = ROOT / "suites" / f"{EXERCISE}.py"
 STRONG = isolation().holds
@@ -95,7 +98,7 @@ def own_sandbox_uid() -> range:
 def test_attack_costs_only_the_attacked_properties(tmp_path, attack):
     if attack in ("read_solutions", "import_solutions", "socket") and not STRONG:
         pytest.skip("needs bubblewrap or Landlock: without them nothing hides files or the network")
-    results, _ = run_suites(COURSE, submission(tmp_path, with_attack(ATTACKS[attack])), Scope([EXERCISE]))
+    results, _ = run_suites(ATTACKED, submission(tmp_path, with_attack(ATTACKS[attack])), Scope([EXERCISE]))
     failed = {r.name for r in results if not r.passed}
     targets = attacked_properties()
     assert "test_pair_counts_overlapping_in_first_occurrence_order" in failed
