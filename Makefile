@@ -135,7 +135,7 @@ docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Every mutant cosmic-ray's default operators make of the reference solutions, graded by its
-# exercise's suite (python -m autograder mutate; `make test` grades a fixed sample of 40). It
+# exercise's suite (python -m autograder mutate; `make test` grades a fixed sample of 20). It
 # fails on a survivor that suites/equivalent-mutants.yaml does not list. EXERCISES= narrows it.
 mutation: setup
 	$(BIN)/python -m autograder mutate $(or $(EXERCISES),--all) --jobs $(or $(JOBS),2)

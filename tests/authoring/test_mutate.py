@@ -3,7 +3,7 @@
 The fast tests hold the parts that decide what is graded and how it is reported (the mutants
 cosmic-ray makes and how they are named, the sample, the equivalents list). The slow ones run
 the command: on the toy course, where a planted survivor must be reported with its diff until
-the course lists it, and on the tokenizer course, a sample of 40 mutants spread over the
+the course lists it, and on the tokenizer course, a sample of 20 mutants spread over the
 exercises with a fixed seed, all of which the suites must kill or the course must list.
 """
 
@@ -21,7 +21,7 @@ from tests.conftest import COURSE, ROOT, autograder
 
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 GRADED = ["ex1_merge_tracing", "ex2_special_tokens", "ex3_wordpiece", "ex4_multilingual", "ex5_parity", "ex6_unigram"]
-SMOKE_SIZE, SMOKE_SEED = 40, 20261130
+SMOKE_SIZE, SMOKE_SEED = 20, 20261130
 
 
 def _toy(tmp_path: Path, extra_line: str = "", equivalents: str | None = None) -> Path:
