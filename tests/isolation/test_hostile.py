@@ -26,8 +26,9 @@ from tests.conftest import ROOT, autograder
 pytestmark = [pytest.mark.sandbox, pytest.mark.data, pytest.mark.slow]
 
 COURSE = load_course(ROOT / "course.yaml")
-# every try of a memory bomb fills the memory limit page by page, a few seconds a gigabyte here:
-# the attacks are graded under a quarter of the course's limit, which the reference stays under
+# a memory bomb fills its worker's limit page by page on every try of the property it fails, and
+# a grading tries a failing property many times: the attacks are graded under a quarter of the
+# course's limit, which ex1's reference stays well under
 ATTACKED = COURSE.model_copy(update={"limits": COURSE.limits.model_copy(update={"memory_mb": 256})})
 EXERCISE = "ex1_merge_tracing"
 SUITE = ROOT / "suites" / f"{EXERCISE}.py"
