@@ -146,14 +146,17 @@ def ensure_user() -> pwd.struct_passwd:
 
 
 HOLDS = f"/tmp/.autograder-hold-{os.getpid()}"  # where as_user binds a closed folder, in its namespace
+HOME = Path(f"/tmp/.autograder-tester-home-{os.getpid()}")  # the user's home while the module's tests run
 
 
 @pytest.fixture(autouse=True, scope="module")
 def holds():
-    """The empty folders as_user's namespaces leave on the host, removed once the module's tests end."""
+    """The empty folders as_user's namespaces leave on the host, and the user's home, removed once
+    the module's tests end."""
     yield
     for folder in Path(HOLDS).parent.glob(f"{Path(HOLDS).name}-*"):
         folder.rmdir()
+    shutil.rmtree(HOME, ignore_errors=True)
 
 
 def as_user(hide_bwrap: bool) -> list[str]:
@@ -173,6 +176,11 @@ def as_user(hide_bwrap: bool) -> list[str]:
                 lines += [f"mkdir -p {folder / inner}", f"mount --bind {hold}/{inner} {folder / inner}"]
     if hide_bwrap and shutil.which("bwrap"):
         lines.append(f"mount --bind /dev/null {shutil.which('bwrap')}")
+    # a home of its own, as a laptop's user has, where its grader keeps its caches (the records
+    # of examples among them) from one grading to the next; root's HOME would leave it none
+    HOME.mkdir(mode=0o700, exist_ok=True)
+    os.chown(HOME, user.pw_uid, user.pw_gid)
+    lines.append(f"export HOME={HOME}")
     lines.append(f'exec setpriv --reuid={user.pw_uid} --regid={user.pw_gid} --init-groups -- "$@"')
     return ["unshare", "--mount", "sh", "-c", "\n".join(lines), "sh"]
 
