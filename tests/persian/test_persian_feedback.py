@@ -18,8 +18,6 @@ from autograder import bidi
 from autograder.config import load_course
 from autograder.delivery.gradescope import _why
 from autograder.delivery.nbgrader.feedback import feedback_text, read_feedback
-from autograder.delivery.nbgrader.feedback_page import right_to_left
-from autograder.delivery.nbgrader.sanitize_html import clean
 from autograder.delivery.shipping import TEMPLATES
 from autograder.engine.feedback import hidden_reason, property_feedback
 from autograder.engine.report_files import feedback_markdown
@@ -179,6 +177,10 @@ def test_nbgrader_feedback_speaks_persian_and_reads_back_in_either_language():
 
 
 def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_right():
+    # here: importing nbconvert and nbgrader is more than half a second of every collection
+    from autograder.delivery.nbgrader.feedback_page import right_to_left
+    from autograder.delivery.nbgrader.sanitize_html import clean
+
     with speaking("fa"):
         text = feedback_text(EX, 20, grade_in("fa"))
     page = right_to_left(nbformat.v4.new_output("stream", name="stdout", text=text))["data"]["text/html"]
