@@ -251,7 +251,7 @@ def test_the_nbgrader_page_from_the_course_to_the_export(place):
     assert "Copying" not in said and "Student code ran in a sandbox" in said
     with open(nbcourse / "grades.csv", newline="") as table:
         (row,) = [row for row in csv.DictReader(table) if row["assignment"] == FIRST]
-    from nbgrader.utils import get_username  # here: importing nbgrader is a second of every collection
+    from nbgrader.utils import get_username  # here: importing nbgrader weighs on every collection
 
     assert (row["student_id"], float(row["score"]), float(row["max_score"])) == (get_username(), 20.0, 20.0)
     said = " ".join(run(page, "nbgrader-autograde", place, variables=variables).split())

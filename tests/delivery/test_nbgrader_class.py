@@ -71,7 +71,7 @@ def courses(tmp_path_factory) -> tuple[Path, Path, str]:
 
 def gradebook(folder: Path) -> dict[tuple, tuple]:
     """Every grade nbgrader's gradebook holds, and every submission's score and timestamp, by nbgrader's API."""
-    from nbgrader.api import Gradebook  # here: importing nbgrader is a second of every collection
+    from nbgrader.api import Gradebook  # here: importing nbgrader weighs on every collection
 
     found: dict[tuple, tuple] = {}
     with Gradebook(f"sqlite:///{folder}/gradebook.db", COURSE_ID) as book:

@@ -177,7 +177,7 @@ def test_nbgrader_feedback_speaks_persian_and_reads_back_in_either_language():
 
 
 def test_the_nbgrader_feedback_page_reads_right_to_left_with_its_code_left_to_right():
-    # here: importing nbconvert and nbgrader is more than half a second of every collection
+    # here: importing nbconvert and nbgrader weighs on every collection
     from autograder.delivery.nbgrader.feedback_page import right_to_left
     from autograder.delivery.nbgrader.sanitize_html import clean
 
