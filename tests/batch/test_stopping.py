@@ -41,6 +41,22 @@ def in_session(session: int) -> list[int]:
     return found
 
 
+def still_in_session(session: int, patience: float = 10) -> list[str]:
+    """The command lines of the processes of ``session`` that are still there after ``patience``
+    seconds: one that the stop's signal reached may still be on its way out when the command
+    has exited, and only one that stays is left behind."""
+    deadline = time.monotonic() + patience
+    while (left := in_session(session)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    named = []
+    for pid in left:
+        try:
+            named.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    return named
+
+
 def as_a_terminal_starts_it(command: list[str]) -> list[str]:
     """``command`` started as a shell starts a foreground job: SIGINT and SIGTERM at their default
     dispositions and unblocked, whatever this test process inherited or a library set (an ignored
@@ -95,7 +111,7 @@ def test_a_stopped_batch_leaves_nothing_behind_and_the_next_run_finishes_it(tmp_
     assert grading.returncode == status, said
     assert "Traceback" not in said
     assert not list(temporary.iterdir())
-    assert not in_session(grading.pid)
+    assert not still_in_session(grading.pid)
     assert not (out / "grades.csv").exists() or len((out / "grades.csv").read_text().splitlines()) < 4
 
     finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
