@@ -56,6 +56,7 @@ ATTACK = '''
 
 HELD = []  # this worker's lock on a runtime file every worker can open, once it has it
 DONE = []
+FOUND = []  # what the worker could name of the other student's work and the hidden files
 
 
 def attack_once():
@@ -112,14 +113,16 @@ def get_pair_counts(ids):
     if not DONE:
         DONE.append(True)
         loot += attack_once()
-    # the other student's work first: feedback is cut at limits.feedback_chars, and the loot is long
-    patterns = ["/tmp/**/honest_marker.py", {solutions!r} + "/*.py", {suites!r} + "/*.py", {out!r} + "/**/*"]
-    for pattern in patterns:
-        for path in glob.glob(pattern, recursive=True):
-            try:
-                loot.append(path + ": " + repr(open(path, "rb").read(20)))
-            except OSError:
-                pass
+        # the other student's work first: feedback is cut at limits.feedback_chars, and the loot is
+        # long. These were all there before the batch, and unconfined /tmp is the whole suite's
+        # temporary files: searched once a worker
+        for pattern in ("/tmp/**/honest_marker.py", {solutions!r} + "/*.py", {suites!r} + "/*.py"):
+            FOUND.extend(glob.glob(pattern, recursive=True))
+    for path in FOUND + glob.glob({out!r} + "/**/*", recursive=True):  # the batch's output, as it grows
+        try:
+            loot.append(path + ": " + repr(open(path, "rb").read(20)))
+        except OSError:
+            pass
     for folder in ({root!r}, {out!r}):  # judged from the host by the test: inside bubblewrap a path
         try:                                # under /tmp may be the worker's private tmpfs
             open(folder + "/PWNED", "w").write("x")
