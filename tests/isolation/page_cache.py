@@ -8,8 +8,9 @@ looks by every means that needs no clock: ``preadv2(RWF_NOWAIT)``, ``mincore`` a
 until one of them decodes a word (for a window too), then the major page faults that touching each
 page costs (``getrusage``). ``tests/isolation/test_isolation_modes.py`` grades them at once and
 one after the other, in every isolation mode: what the receiver says must not depend on the secret.
-Graded at once, the two need a window of three seconds to overlap; one after the other, the cache
-holds what the sender left, and one look is enough (a window of 0: unconfined, it reads the word).
+Graded at once, a window of a second makes the two overlap; one after the other, the cache holds
+what the sender left, and one look is enough (a window of 0). Unconfined, with the workers' system
+call filter off, the receiver reads the word either way.
 """
 
 from __future__ import annotations
