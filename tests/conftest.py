@@ -13,8 +13,10 @@ from __future__ import annotations
 import ast
 import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import nbformat
@@ -23,6 +25,10 @@ import pytest
 from autograder.config import load_course
 
 ROOT = Path(__file__).resolve().parent.parent
+# the base interpreter's own site-packages where this environment imports nothing from it (a venv
+# made from pyenv's Python): no confined process may read it
+_BASE_SITE = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
+UNUSED_SITE_PACKAGES = [_BASE_SITE] if os.path.isdir(_BASE_SITE) and _BASE_SITE not in site.getsitepackages() else []
 COURSE = ROOT / "course.yaml"
 
 

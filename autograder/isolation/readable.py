@@ -57,10 +57,15 @@ def worker_reads(as_root: bool) -> list[Path]:
 
 def import_folders() -> list[Path]:
     """Where a worker's Python imports from: its standard library, its extension modules and
-    the site-packages folders it is given (:func:`site.getsitepackages`)."""
+    the site-packages folders it is given (:func:`site.getsitepackages`). A base interpreter's own
+    site-packages inside its standard library's folder (pyenv's, a source build's) is left out
+    unless it is one of those: a virtual environment imports nothing from it."""
     paths = sysconfig.get_paths()
-    return outermost([Path(paths["stdlib"]), Path(sysconfig.get_config_var("DESTSHARED") or paths["stdlib"]),
-                      *(Path(folder) for folder in site.getsitepackages())])
+    given = [Path(folder) for folder in site.getsitepackages()]
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})
+    unused = frozenset(str(Path(base[kind])) for kind in ("purelib", "platlib") if Path(base[kind]) not in given)
+    stdlib = outermost([Path(paths["stdlib"]), Path(sysconfig.get_config_var("DESTSHARED") or paths["stdlib"])])
+    return outermost([*(path for folder in stdlib for path in _entries_without(folder, unused)), *given])
 
 
 @functools.cache
@@ -100,10 +105,11 @@ def _loaded_by(files: list[Path]) -> tuple[Path, ...]:
 
 
 def helper_reads(as_root: bool) -> list[Path]:
-    """What a helper's Python reads once confined: its installation (the templates of nbconvert
-    included), the shared libraries its extension modules load and the loader's cache, less, for a
-    process that runs as root without capabilities (``as_root``), every file and folder only root may read."""
-    paths = [*runtime(), *shared_libraries(), LOADER_CACHE]
+    """What a helper's Python reads once confined: its environment (the templates of nbconvert
+    included), the folders it imports from, the shared libraries its extension modules load and the
+    loader's cache, less, for a process that runs as root without capabilities (``as_root``), every
+    file and folder only root may read."""
+    paths = [Path(sys.prefix), *import_folders(), *shared_libraries(), LOADER_CACHE]
     return list(without_root_only(tuple(paths))) if as_root else paths
 
 

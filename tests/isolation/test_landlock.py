@@ -19,7 +19,7 @@ import textwrap
 import pytest
 
 from autograder.isolation.inside import landlock
-from tests.conftest import ROOT
+from tests.conftest import ROOT, UNUSED_SITE_PACKAGES
 
 ABI = landlock.abi()
 pytestmark = [pytest.mark.sandbox,
@@ -198,8 +198,9 @@ def test_copied_alone_it_confines_an_unprivileged_process():
 
 
 def test_the_limited_helper_reads_no_system_folder_it_is_not_given(tmp_path):
-    """The limited helper, which parses untrusted bytes, reads its Python's installation and what
-    it is given: a system folder it is not given, it cannot list."""
+    """The limited helper, which parses untrusted bytes, reads its Python's environment, the
+    folders it imports from and what it is given: a system folder it is not given, or a base
+    interpreter's site-packages it does not import from, it cannot list."""
     from pathlib import Path
 
     from autograder.isolation import run_helper
@@ -210,3 +211,5 @@ def test_the_limited_helper_reads_no_system_folder_it_is_not_given(tmp_path):
 
     assert read("/usr/bin", []) == "bin: cannot read '.' (Permission denied)"
     assert "cannot read '.'" not in read("/usr/bin", [Path("/usr/bin")])  # given, it lists it
+    for folder in UNUSED_SITE_PACKAGES:
+        assert read(folder, []) == "site-packages: cannot read '.' (Permission denied)"

@@ -14,7 +14,7 @@ from autograder.errors import SandboxFailure, StudentError
 from autograder.isolation import Layout, reaping
 from autograder.isolation import WorkerLimits as Limits
 from autograder.isolation.inside import codec
-from tests.conftest import ROOT
+from tests.conftest import ROOT, UNUSED_SITE_PACKAGES
 from tests.isolation.sandbox.conftest import FOUND, MODES, SETUPS, close_session, open_session, setup_session
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -173,13 +173,13 @@ NOT_NEEDED = ["/etc/passwd", "/etc/hostname", "/etc/os-release", "/usr/bin/env",
 def test_a_worker_reads_what_its_python_needs_and_nothing_else(submission, monkeypatch, setup):
     """Where Landlock confines a worker, it reads exactly its Python's files and the libraries
     they load: it imports what is installed and loads a library on demand, but reads no other
-    system file and lists no system folder."""
+    system file and lists no system folder, nor a base interpreter's site-packages it does not use."""
     session = setup_session(monkeypatch, submission, setup)
     try:
         toy = session.module("exercises.toy")
         assert toy.installed()[0] == "yaml"
         assert toy.load_libraries() is True
-        for path in [*NOT_NEEDED, "/usr/bin", "/etc"]:
+        for path in [*NOT_NEEDED, "/usr/bin", "/etc", *UNUSED_SITE_PACKAGES]:
             with pytest.raises(StudentError, match="PermissionError"):
                 (toy.listdir if Path(path).is_dir() else toy.read)(path)
     finally:
