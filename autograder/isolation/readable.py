@@ -35,12 +35,13 @@ def runtime() -> list[Path]:
 
 
 def outermost(paths: list[Path]) -> list[Path]:
-    """Existing paths with those inside another one dropped (a bind covers its subfolders)."""
-    kept: list[Path] = []
-    for path in sorted({p.absolute() for p in paths if p.exists()}, key=lambda p: len(p.parts)):
-        if not any(path.is_relative_to(outer) for outer in kept):
-            kept.append(path)
-    return kept
+    """Existing paths with those inside another one dropped (a bind covers its subfolders), in one
+    order whatever the order given: the shared libraries' record is named by them."""
+    kept: dict[Path, None] = {}  # in order; looked up by each path's ancestors, not compared with each
+    for path in sorted({p.absolute() for p in paths if p.exists()}, key=lambda p: (len(p.parts), p)):
+        if not any(outer in kept for outer in [path, *path.parents]):
+            kept[path] = None
+    return list(kept)
 
 
 LOADER_CACHE = Path("/etc/ld.so.cache")  # where the dynamic loader finds a library dlopen names
@@ -55,7 +56,8 @@ def worker_reads(as_root: bool) -> list[Path]:
     return list(without_root_only(tuple(paths))) if as_root else paths
 
 
-def import_folders() -> list[Path]:
+@functools.cache
+def import_folders() -> tuple[Path, ...]:
     """Where a worker's Python imports from: its standard library, its extension modules and
     the site-packages folders it is given (:func:`site.getsitepackages`). A base interpreter's own
     site-packages inside its standard library's folder (pyenv's, a source build's) is left out
@@ -65,7 +67,7 @@ def import_folders() -> list[Path]:
     base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})
     unused = frozenset(str(Path(base[kind])) for kind in ("purelib", "platlib") if Path(base[kind]) not in given)
     stdlib = outermost([Path(paths["stdlib"]), Path(sysconfig.get_config_var("DESTSHARED") or paths["stdlib"])])
-    return outermost([*(path for folder in stdlib for path in _entries_without(folder, unused)), *given])
+    return tuple(outermost([*(path for folder in stdlib for path in _entries_without(folder, unused)), *given]))
 
 
 @functools.cache

@@ -212,6 +212,16 @@ def test_the_read_set_is_worked_out_once_per_machine(tmp_path, monkeypatch):
         readable.shared_libraries.cache_clear()
 
 
+def test_a_grader_process_finds_the_read_set_another_one_kept(tmp_path):
+    """The record is named by what it was worked out from, in one order: a second grader process,
+    whatever its hash seed, reads the first one's record rather than running ``ldd`` again."""
+    work_out = "from autograder.isolation import readable; readable.worker_reads(as_root=False)"
+    for seed in ("1", "2"):
+        subprocess.run([sys.executable, "-c", work_out], cwd=ROOT, check=True,
+                       env={**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONHASHSEED": seed})
+    assert len(list((tmp_path / "autograder" / "libraries").glob("*.json"))) == 1
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_workers_die_with_their_grader(submission, mode):
     """A grader killed outright (SIGKILL, no clean-up) takes its worker with it, in every mode."""
