@@ -41,12 +41,25 @@ def in_session(session: int) -> list[int]:
     return found
 
 
+def collect_adopted(pids: list[int]) -> None:
+    """Reap those of ``pids`` that ended and were handed to this process. A grading run earlier in
+    this pytest process made it a subreaper (``reaping.once_per_grader``), so the orphans of a
+    grader that died on the stop come here, as on a student's machine they come to init, and stay
+    zombies of the session until this process collects them."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # not this process's child
+            pass
+
+
 def still_in_session(session: int, patience: float = 10) -> list[str]:
     """The command lines of the processes of ``session`` that are still there after ``patience``
     seconds: one that the stop's signal reached may still be on its way out when the command
     has exited, and only one that stays is left behind."""
     deadline = time.monotonic() + patience
     while (left := in_session(session)) and time.monotonic() < deadline:
+        collect_adopted(left)
         time.sleep(0.1)
     named = []
     for pid in left:
