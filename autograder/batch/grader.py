@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..config import Course
 from ..intake.staging import Staged
-from ..isolation import cache_home, compiled_code
+from ..isolation import cache_home, compiled_code, sweep_folders
 from ..results import Grade
 
 ENGINE_HOME = Path(__file__).resolve().parents[2]  # where `python -m autograder` is found
@@ -166,6 +166,7 @@ class GraderPool:
     def __exit__(self, *exc: object) -> None:
         for grader in self.graders:
             grader.close()
+        sweep_folders()  # the workers' folders of a grader killed before it closed them (a stopped batch's)
 
 
 class GraderProcess:

@@ -19,11 +19,11 @@ from .layers import LAYERS, Isolation, IsolationRefused
 from .layout import Layout
 from .limits import WorkerLimits
 from .process import Worker
-from .reaping import tree
+from .reaping import sweep_folders, tree
 from .standby import Standby, fresh_worker
 from .zygote import Child
 
 __all__ = ["LAYERS", "Child", "HelperLimits", "Isolation", "IsolationRefused", "Layout", "OverLimits", "Standby",
            "Worker", "WorkerLimits", "cache_home", "codec", "compiled_code", "fresh_worker", "isolation",
            "isolation_note", "join_lane", "keep_compiled_code", "keyed_folder", "own_folder", "require_isolation",
-           "random_words", "run_helper", "tree", "with_layers"]
+           "random_words", "run_helper", "sweep_folders", "tree", "with_layers"]
