@@ -1,7 +1,8 @@
 """A batch stopped from outside ends at once and leaves nothing of its own behind: SIGTERM to the
 command (how a scheduler or ``timeout`` stops it) exits 143, Ctrl-C (SIGINT to its process group)
 130; no process of its session is left, nor any of its temporary folders (the students' staged
-copies among them); and the next run grades what the stopped one had not."""
+copies among them); and the next run grades what the stopped one had not. A command stopped while
+it is still starting says no more than that."""
 
 import csv
 import os
@@ -14,8 +15,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 TOY = ROOT / "tests" / "fixtures" / "toy_course"
 SLOW = '''import time
@@ -97,6 +96,8 @@ def grading_under_way(temporary: Path) -> bool:
             and any(name.startswith("autograder-worker-") for name in names))
 
 
+@pytest.mark.sandbox
+@pytest.mark.slow
 @pytest.mark.parametrize(("stop", "status"), [("SIGTERM", 143), ("Ctrl-C", 130)])
 def test_a_stopped_batch_leaves_nothing_behind_and_the_next_run_finishes_it(tmp_path, stop, status):
     temporary, out = tmp_path / "temporary", tmp_path / "out"
@@ -132,3 +133,30 @@ def test_a_stopped_batch_leaves_nothing_behind_and_the_next_run_finishes_it(tmp_
     with (out / "grades.csv").open(newline="") as table:
         assert {row["submission"]: row["score"] for row in csv.DictReader(table)} == {"a": "10", "b": "10", "c": "10"}
     assert not list(temporary.iterdir())
+
+
+def importing_libraries(pid: int) -> bool:
+    """Whether process ``pid``, past :func:`as_a_terminal_starts_it`'s exec, has loaded a compiled
+    module of the venv's packages: the command line's own imports have begun (Python's start and
+    ``site`` load none)."""
+    if b"os.execv" in Path(f"/proc/{pid}/cmdline").read_bytes():
+        return False
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return any("site-packages/" in line and line.endswith(".so") for line in maps.splitlines())
+
+
+@pytest.mark.parametrize("command", [[sys.executable, "-m", "autograder"],
+                                     [str(Path(sys.executable).with_name("autograder"))]],
+                         ids=["python -m autograder", "autograder"])
+def test_ctrl_c_while_the_command_line_is_imported_prints_no_traceback(command):
+    """Ctrl-C while the command line's libraries load (rich, pydantic, hypothesis) exits 130
+    without a traceback, as it does once the command runs. (Before that, while Python itself
+    starts, only Python can speak.)"""
+    for _ in range(5):
+        started = subprocess.Popen(as_a_terminal_starts_it([*command, "--help"]), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        while started.poll() is None and not importing_libraries(started.pid):
+            time.sleep(0.001)
+        started.send_signal(signal.SIGINT)
+        said = "".join(started.communicate(timeout=60))
+        assert started.returncode == 130 and not said, said

@@ -174,8 +174,10 @@ def test_a_layer_imports_only_layers_below_it_and_the_shared_modules(modules):
 
 def test_only_the_command_line_imports_the_engine_s_modules_inside_functions(modules):
     """An import inside a function hides what a module needs (and could hide a circle); the one
-    place that imports on demand is ``cli.COMMANDS``, through importlib."""
-    found = [f"{m.name}:{line}" for m in modules.values() for line in m.in_functions]
+    place that imports on demand is ``cli.COMMANDS``, through importlib. ``__main__`` imports the
+    command line itself inside its guard, so that a Ctrl-C during that import is quiet."""
+    found = [f"{m.name}:{entry}" for m in modules.values() for entry in m.in_functions
+             if (m.name, entry.split(": ")[-1]) != ("autograder.__main__", "autograder.cli")]
     assert found == []
 
 
