@@ -34,9 +34,18 @@ class PropertyResult:
     # it stops fails with the same words, which a report says once
     blocked: bool = False
     # it failed on the sandbox's time limit (a call that timed out or overran, the time budget
-    # used up), which mutate tells from a caught mutant; only a grader process's answer
-    # (Grade.to_plain) says so: results.json does not, and a grade read back from it has False
+    # used up), which mutate tells from a caught mutant; a grader process's answer (Grade.to_plain)
+    # says so, results.json does not
     timed_out: bool = False
+
+    def to_plain(self) -> dict:
+        """This result as plain data (JSON), as grader processes and their callers pass it."""
+        return asdict(self)
+
+    @classmethod
+    def from_plain(cls, plain: dict) -> PropertyResult:
+        """The result :meth:`to_plain` made plain."""
+        return cls(**plain)
 
     @property
     def title(self) -> str:
@@ -139,13 +148,13 @@ class Grade:
 
     def to_plain(self) -> dict:
         """This grade as plain data (JSON), as a grader process answers it (:meth:`from_plain`)."""
-        return {"results": [asdict(result) for result in self.results], "notes": list(self.notes),
+        return {"results": [result.to_plain() for result in self.results], "notes": list(self.notes),
                 "seconds": self.seconds}
 
     @classmethod
     def from_plain(cls, plain: dict) -> Grade:
         """The grade :meth:`to_plain` made plain."""
-        return cls(tuple(PropertyResult(**result) for result in plain["results"]), tuple(plain["notes"]),
+        return cls(tuple(PropertyResult.from_plain(result) for result in plain["results"]), tuple(plain["notes"]),
                    plain["seconds"])
 
     def to_gradescope(self, course: Course) -> dict:

@@ -21,10 +21,10 @@ from typing import Any
 
 from ..config import Course, load_course
 from ..engine.digest import course_digest
-from ..engine.report_files import read_results
 from ..errors import GraderError
 from ..intake.staging import Staged
 from ..isolation import IsolationRefused, isolation, require_isolation
+from ..results import Grade
 from .canary import run_canary
 from .cluster_tls import client_security
 from .grader import WHOLE, Graded, GraderPool, Part
@@ -48,15 +48,13 @@ class Cluster:
                                   course.language, pure=False,
                                   key=task_key(self.digest, name, staged, part.exercises, course.language))
         try:
-            reports, seconds, problem = task.result()
+            reports, grade, seconds, problem = task.result()
         except Exception as error:  # the worker refused, or died as often as Dask allows
             return None, 0.0, f"the cluster could not grade it: {type(error).__name__}: {error}"
         folder.mkdir(parents=True, exist_ok=True)
         for file, text in reports.items():
             (folder / Path(file).name).write_text(text, encoding="utf-8")
-        if not problem and (folder / "results.json").is_file():
-            return read_results(folder), seconds, ""
-        return None, seconds, problem
+        return (None, seconds, problem) if grade is None else (Grade.from_plain(grade), seconds, "")
 
     def close(self) -> None:
         self.client.close()
@@ -183,20 +181,21 @@ def unpack(files: dict[str, bytes], root: Path) -> None:
 
 
 def grade_on_worker(course_file: str, digest: str, unsafe: bool, packed: dict, exercises: list[str] | None,
-                    language: str = "en") -> tuple[dict[str, str], float, str]:
+                    language: str = "en") -> tuple[dict[str, str], dict | None, float, str]:
     """A Dask task: grade one packed submission here (``name``, ``files`` as :func:`pack` made them,
-    ``notes``), its feedback in ``language``; return its report files, seconds and problem."""
+    ``notes``), its feedback in ``language``; return its report files, its grade as plain data
+    (None if it failed), seconds and problem."""
     name = packed["name"]
     course = _worker_course(course_file, digest).model_copy(update={"language": language})
     graders = _graders(course, digest, unsafe)
     with tempfile.TemporaryDirectory(prefix="autograder-cluster-") as scratch:
         root, folder = Path(scratch) / "submission", Path(scratch) / "reports"
         unpack(packed["files"], root)
-        _grade, seconds, problem = graders.grade(course, name, Staged(name, root, "", packed["notes"]), folder,
-                                                 Part(exercises))
+        grade, seconds, problem = graders.grade(course, name, Staged(name, root, "", packed["notes"]), folder,
+                                                Part(exercises))
         reports = {path.name: path.read_text(encoding="utf-8", errors="replace")
                    for path in sorted(folder.iterdir()) if path.is_file()}
-    return reports, seconds, problem
+    return reports, None if grade is None else grade.to_plain(), seconds, problem
 
 
 def task_key(digest: str, name: str, staged: Staged, exercises: list[str] | None, language: str = "en") -> str:

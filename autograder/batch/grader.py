@@ -25,7 +25,7 @@ from pathlib import Path
 from ..config import Course
 from ..intake.staging import Staged
 from ..isolation import cache_home, compiled_code, sweep_folders
-from ..results import Grade
+from ..results import Grade, PropertyResult
 
 ENGINE_HOME = Path(__file__).resolve().parents[2]  # where `python -m autograder` is found
 ERROR = "error: "  # how a grader process's log says the error it stopped on
@@ -35,15 +35,15 @@ Graded = tuple[Grade | None, float, str]  # a grading's grade (None: it failed),
 @dataclass(frozen=True)
 class Part:
     """Which part of a submission's grading a grader process does: the properties of ``exercises``
-    (default all); of those the public ones alone (``public_only``), or the hidden ones, after
-    (``after``) the folder of a grading of the public ones, whose results it then answers too. The
+    (default all); of those the public ones alone (``public_only``), or the hidden ones, given the
+    results of a grading of the public ones (``public_results``), which it then answers too. The
     submission's time budget counts from ``began`` (``time.monotonic()``, this machine's clock) if
     that is before now. ``first_failure`` stops at the first failing property (a mutant's grading)."""
 
     exercises: list[str] | None = None
     began: float | None = None
     public_only: bool = False
-    after: Path | None = None
+    public_results: tuple[PropertyResult, ...] | None = None
     first_failure: bool = False
 
 
@@ -66,13 +66,15 @@ class Request:
         part = self.part
         return {"staged": str(self.staged), "out": str(self.out), "name": self.name, "notes": list(self.notes),
                 "exercises": part.exercises, "began": part.began, "public_only": part.public_only,
-                "after": None if part.after is None else str(part.after), "first_failure": part.first_failure}
+                "public_results": None if part.public_results is None else [r.to_plain() for r in part.public_results],
+                "first_failure": part.first_failure}
 
     @classmethod
     def from_plain(cls, plain: dict) -> Request:
         """The request :meth:`to_plain` made plain."""
+        public = plain["public_results"]
         part = Part(plain["exercises"], plain["began"], plain["public_only"],
-                    None if plain["after"] is None else Path(plain["after"]), plain["first_failure"])
+                    None if public is None else tuple(map(PropertyResult.from_plain, public)), plain["first_failure"])
         return cls(Path(plain["staged"]), Path(plain["out"]), plain["name"], tuple(plain["notes"]), part)
 
 

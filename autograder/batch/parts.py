@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..config import Course
-from ..engine.report_files import read_results, write_reports
+from ..engine.report_files import write_reports
 from ..intake.staging import Staged
 from ..results import Grade
 from .grader import Graded, Part
@@ -92,8 +92,9 @@ class GradingInParts:
             self.public_graded.wait()
             failed = next((self.answers[i] for i in range(self.public) if self.answers[i][0] is None), None)
             # a failed public part fails the submission with its log: nothing more to grade
+            public = self.answers[index - self.public][0]
             self.answers[index] = failed or grader(self.course, self.name, self.staged, self._folder(index),
-                                                   replace(part, after=self._folder(index - self.public)))
+                                                   replace(part, public_results=public.results if public else None))
 
     def _public_done(self) -> None:
         with self.lock:
@@ -123,7 +124,8 @@ class GradingInParts:
                     return None, seconds, problem
                 if index >= self.public:
                     grades.append(grade)
-            write_reports(self.course, self.folder, self.name, Grade.joined(grades, seconds))
-            return read_results(self.folder), seconds, ""
+            grade = Grade.joined(grades, seconds).capped(self.course.limits)  # as the reports hold it
+            write_reports(self.course, self.folder, self.name, grade)
+            return grade, seconds, ""
         finally:
             self.scratch.cleanup()

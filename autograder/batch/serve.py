@@ -21,7 +21,7 @@ from typing import TextIO
 
 from ..config import Course, load_course
 from ..engine.digest import course_digest
-from ..engine.report_files import read_results, write_reports
+from ..engine.report_files import write_reports
 from ..engine.run import Scope, grade_staged
 from ..errors import GraderError
 from ..isolation import join_lane, require_isolation
@@ -64,7 +64,7 @@ def grade_request(course: Course, request: Request, answers: TextIO) -> None:
 
 def scope(part: Part) -> Scope:
     """What the grading of ``part`` runs; a hidden part is given the public part's results."""
-    public = None if part.after is None else list(read_results(part.after).results)
+    public = None if part.public_results is None else list(part.public_results)
     return Scope(part.exercises or None, part.public_only, public, part.began, first_failure=part.first_failure)
 
 

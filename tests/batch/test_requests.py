@@ -7,9 +7,12 @@ import pytest
 
 from autograder.batch.grader import WHOLE, Part, Request
 from autograder.batch.serve import scope
+from autograder.results import PropertyResult
+
+PUBLIC = PropertyResult("ex1", "prop_public", 3, 0, False, False, "description\n\nwhy", blocked=True, timed_out=True)
 
 
-@pytest.mark.parametrize("part", [WHOLE, Part(["ex1"], 12.5, public_only=True), Part(after=Path("/tmp/public")),
+@pytest.mark.parametrize("part", [WHOLE, Part(["ex1"], 12.5, public_only=True), Part(public_results=(PUBLIC,)),
                                   Part(["ex2"], first_failure=True)])
 def test_a_request_is_the_same_after_its_json_line(part):
     request = Request(Path("/tmp/staged"), Path("/tmp/out"), "alice", ("a note",), part)
