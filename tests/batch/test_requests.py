@@ -1,6 +1,7 @@
 """What a grader process is asked: a :class:`Request` goes to it as JSON and comes back the same."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,11 @@ def test_a_grader_process_keeps_the_code_it_compiles_whatever_its_caller_says(mo
     said = subprocess.run([sys.executable, "-c", "import sys; print(sys.dont_write_bytecode, sys.pycache_prefix)"],
                           env=env, capture_output=True, text=True, check=True).stdout.split()
     assert said[0] == "False" and Path(said[1]).is_relative_to(tmp_path / "autograder"), said
+
+
+def test_the_caller_s_pytest_settings_stay_out_of_a_grader_process(monkeypatch, tmp_path):
+    from autograder.batch.grader import grader_environment
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-q --maxfail=1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "no_such_plugin")
+    env = grader_environment(str(tmp_path / "scratch"))
+    assert not [name for name in env if name.startswith("PYTEST_")] and env["PATH"] == os.environ["PATH"]
