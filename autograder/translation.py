@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeGuard
 
 import yaml
 
@@ -25,6 +24,7 @@ from . import bidi
 from .config import Course, Exercise
 from .errors import GraderError
 from .i18n import _, in_course_language
+from .syntax import is_docstring
 
 MODULE = "__module__"  # the key of a module's own docstring
 ADDITIONS = "__additions__"  # the key of what the texts quote beyond the English
@@ -222,23 +222,19 @@ def written(source: str, node: ast.Expr) -> str:
 def documented(tree: ast.Module) -> dict[str, Docstring]:
     """Each docstring of the module ``tree``, keyed as a translation keys it."""
     found = {}
-    if tree.body and _is_docstring(tree.body[0]):
+    if tree.body and is_docstring(tree.body[0]):
         found[MODULE] = Docstring(tree.body[0], ())
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{node.name}"
-                if node.body and _is_docstring(node.body[0]):
+                if node.body and is_docstring(node.body[0]):
                     found[name] = Docstring(node.body[0], () if isinstance(node, ast.ClassDef) else _parameters(node))
                 visit(node.body, f"{name}.")
 
     visit(tree.body, "")
     return found
-
-
-def _is_docstring(node: ast.stmt) -> TypeGuard[ast.Expr]:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:

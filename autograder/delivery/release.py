@@ -22,6 +22,7 @@ from .. import STUDENT_COMMAND, VENV_PYTHON, suite_texts
 from ..config import Course, load_course
 from ..errors import GraderError
 from ..locked.seal import seal
+from ..syntax import binds, imported_as
 from ..translation import localize, markdown, points_text, title
 from .shipping import (
     ENGINE_DIR,
@@ -114,25 +115,6 @@ def _is_root(node: ast.stmt) -> bool:
             or any("autouse" in ast.unparse(d) for d in getattr(node, "decorator_list", [])))
 
 
-def binds(node: ast.AST) -> set[str]:
-    """The module-level names a statement binds: functions, classes, assignments and imports
-    (``from __future__`` binds none: it changes how the module compiles)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-        return set()
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {_bound(alias) for alias in node.names}
-    return set()
-
-
-def _bound(alias: ast.alias) -> str:
-    return alias.asname or alias.name.split(".")[0]
-
-
 def _references(node: ast.AST) -> set[str]:
     """The names ``node`` reads, and the parameters of its functions (pytest's fixtures by name)."""
     return {n.id if isinstance(n, ast.Name) else n.arg for n in ast.walk(node) if isinstance(n, (ast.Name, ast.arg))}
@@ -195,7 +177,7 @@ def _pruned(node: ast.stmt, reached: set[str]) -> list[str] | None:
         return None
     if not isinstance(node, (ast.Import, ast.ImportFrom)):
         return None if names & reached else []
-    aliases = [alias for alias in node.names if _bound(alias) in reached]
+    aliases = [alias for alias in node.names if imported_as(alias) in reached]
     if len(aliases) == len(node.names):
         return None
     return [ast.unparse(type(node)(**{**vars(node), "names": aliases})) + "\n"] if aliases else []

@@ -25,6 +25,7 @@ from ..errors import GraderError, StudentError
 from ..i18n import _
 from ..signatures import Example, docstring_examples, normalized, stub_path
 from ..suite import show, together
+from ..syntax import binds
 from .session import MissingName
 
 REL_TOLERANCE = 1e-9
@@ -94,14 +95,10 @@ def _session(example: Example) -> str:
 
 
 def _defined(source: str) -> set[str]:
-    """The names a stub defines at its top level: its functions, classes and constants."""
-    names = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
-    return names
+    """The names a stub defines at its top level: its functions, classes and constants (not what
+    it imports)."""
+    return {name for node in ast.parse(source).body if not isinstance(node, (ast.Import, ast.ImportFrom))
+            for name in binds(node)}
 
 
 def _assigned(source: str) -> set[str]:

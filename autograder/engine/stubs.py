@@ -18,6 +18,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ..syntax import bound_by, is_docstring
+
 STUBS = ".stubs.json"  # staged beside the package: the sure stubs of each exercise module, as plain data
 
 # names through which code can rebind a module's functions, or change one's code, without an
@@ -48,9 +50,9 @@ def sure_stubs(source: str, package_init: str = "") -> dict[str, inspect.Signatu
     used = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.attr for n in nodes if isinstance(n, ast.Attribute)}
     assigned = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
     if used & DYNAMIC or any(name.startswith("__") for name in assigned) or not _only_stdlib(nodes) \
-            or init.body[1 if init.body and _is_docstring(init.body[0]) else 0:]:
+            or init.body[1 if init.body and is_docstring(init.body[0]) else 0:]:
         return {}
-    bound = Counter(name for node in nodes for name in _binds(node))
+    bound = Counter(name for node in nodes for name in bound_by(node))
     if bound["NotImplementedError"]:
         return {}
     stubs = {node.name: _signature(node.args) for node in tree.body
@@ -77,7 +79,7 @@ def _construction_stub(node: ast.ClassDef) -> inspect.Signature | None:
     """The signature of creating an instance of the class, if that can only raise (see the module's docstring)."""
     if node.bases or node.keywords or node.decorator_list:
         return None
-    body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+    body = node.body[1:] if is_docstring(node.body[0]) else node.body
     methods = [statement for statement in body if isinstance(statement, ast.FunctionDef)]
     inits = [method for method in methods if method.name == "__init__"]
     if len(methods) < len(body) or any(method.name == "__new__" for method in methods) or len(inits) != 1 \
@@ -91,28 +93,9 @@ def _construction_stub(node: ast.ClassDef) -> inspect.Signature | None:
     return signature.replace(parameters=parameters[1:])
 
 
-def _binds(node: ast.AST) -> list[str]:
-    """The names a node binds, wherever it is (a local binding counts too: we stay on the safe side)."""
-    match node:
-        case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.ClassDef():
-            names = [node.name]
-        case ast.Name(ctx=ast.Store() | ast.Del()):
-            names = [node.id]
-        case ast.Import() | ast.ImportFrom():
-            names = [(a.asname or a.name).split(".")[0] for a in node.names]
-        case ast.Global() | ast.Nonlocal():
-            names = list(node.names)
-        case ast.ExceptHandler(name=str(name)) | ast.MatchAs(name=str(name)) | ast.MatchStar(name=str(name)) \
-                | ast.MatchMapping(rest=str(name)) if name:
-            names = [name]
-        case _:
-            names = []
-    return names
-
-
 def _only_raises(node: ast.FunctionDef) -> bool:
     """The body is a docstring at most, then ``raise NotImplementedError`` or ``raise NotImplementedError("...")``."""
-    body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+    body = node.body[1:] if is_docstring(node.body[0]) else node.body
     if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].cause is not None:
         return False
     raised = body[0].exc
@@ -122,10 +105,6 @@ def _only_raises(node: ast.FunctionDef) -> bool:
             return False
         raised = raised.func
     return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _signature(arguments: ast.arguments) -> inspect.Signature:

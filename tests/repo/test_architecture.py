@@ -26,7 +26,7 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "autograder"
 INSIDE = PACKAGE / "isolation" / "inside"
 SHARED = {"autograder", "autograder.config", "autograder.errors", "autograder.results", "autograder.suite",
-          "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi",
+          "autograder.syntax", "autograder.equality", "autograder.internals", "autograder.i18n", "autograder.bidi",
           "autograder.suite_texts", "autograder.signatures", "autograder.input_rules", "autograder.translation"}
 LAYERS = [("autograder.isolation",), ("autograder.engine",), ("autograder.intake", "autograder.locked"),
           ("autograder.batch",),

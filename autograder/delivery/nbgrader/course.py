@@ -21,8 +21,9 @@ from typing import TypeGuard
 from ...config import Course, Exercise
 from ...errors import GraderError
 from ...intake.converting import notebook_module
+from ...syntax import binds, is_docstring
 from ...translation import engine_words, localize, markdown, module_source, points_text, title
-from ..release import binds, build_release
+from ..release import build_release
 from ..shipping import TEMPLATES, built_in_place, course_text, grading_copy, ship
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -170,7 +171,7 @@ class _Source:
         self.lines = text.splitlines()
         self.tree = ast.parse(text)
         self.docstring = ast.get_docstring(self.tree) or ""
-        self.body = [node for node in self.tree.body if not _is_docstring(node)]
+        self.body = [node for node in self.tree.body if not is_docstring(node)]
         self.names = {name for node in self.body for name in binds(node)}
 
     def text(self, node: ast.stmt, start: int | None = None, end: int | None = None) -> str:
@@ -295,8 +296,8 @@ def _function_cell(stub: _Source, node: ast.FunctionDef | ast.AsyncFunctionDef, 
         raise GraderError(f"{node.name}: the reference's is a class, the stub's a function")
     if _parameters(node) != _parameters(ref):
         raise GraderError(f"{node.name}: the reference's parameters differ from the stub's")
-    head_end = _last_line(node.body[0]) if _is_docstring(node.body[0]) else node.body[0].lineno - 1
-    ref_start = _last_line(ref.body[0]) + 1 if _is_docstring(ref.body[0]) else ref.body[0].lineno
+    head_end = _last_line(node.body[0]) if is_docstring(node.body[0]) else node.body[0].lineno - 1
+    ref_start = _last_line(ref.body[0]) + 1 if is_docstring(ref.body[0]) else ref.body[0].lineno
     indent = " " * node.body[0].col_offset
     body = reference.text(ref, ref_start, ref.end_lineno).strip("\n")
     parts = [stub.text(node, end=head_end), indent + BEGIN, body, indent + END]
@@ -309,7 +310,7 @@ def _class_cell(stub: _Source, node: ast.ClassDef, reference: _Reference) -> str
     """The stub's class with each graded method as in :func:`_function_cell`, and the
     reference's other members in a solution region at the end."""
     ref = reference.find(node.name)
-    members = [item for item in node.body if not _is_docstring(item)]
+    members = [item for item in node.body if not is_docstring(item)]
     head_end = _first_line(members[0]) - 1
     parts = [stub.text(node, end=head_end).rstrip()]
     for item in members:
@@ -320,7 +321,7 @@ def _class_cell(stub: _Source, node: ast.ClassDef, reference: _Reference) -> str
         else:
             parts.append(stub.text(item))
     names = {name for item in members for name in binds(item)}
-    extras = [reference.text(item) for item in ref.body if not _is_docstring(item) and not (binds(item) & names)]
+    extras = [reference.text(item) for item in ref.body if not is_docstring(item) and not (binds(item) & names)]
     if extras:
         indent = " " * members[0].col_offset
         parts.append("\n".join([indent + BEGIN, "\n\n".join(extras), indent + END]))
@@ -347,10 +348,6 @@ def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     arguments = node.args
     names = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
     return names[1:] if names[:1] == ["self"] else names
-
-
-def _is_docstring(node: ast.AST) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _relative_import(node: ast.AST) -> TypeGuard[ast.ImportFrom]:
