@@ -29,7 +29,7 @@ class GradingInParts:
     exercises (as many as the graders that would otherwise idle), graded at once on whichever
     graders are free and then put together. A group is a run of exercises in the course's order,
     as even in number as can be: each part costs a grader's round of pytest and zygotes, which
-    for an exercise alone was as much as a third of its time.
+    weighs most on a part of one exercise.
 
     A split grading keeps what a whole one keeps: every public property is graded before any
     hidden one (docs/security.md). Its parts are first the public properties of each group,

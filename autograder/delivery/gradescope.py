@@ -164,7 +164,7 @@ python3 -m venv "$ROOT/venv"
 chmod -R go-rwx {private}
 
 # Grade the solutions once, so that every submission's grading replays the examples the
-# properties draw rather than generating them again (about half of a grading's time). Where the
+# properties draw rather than generating them again (docs/results.md: a first grading). Where the
 # image's builder cannot run the sandbox, this is skipped: grades are the same without it.
 bash "$SOURCE/run_autograder" --record \\
   || echo "setup.sh: the examples were not recorded (see above); grading works without them"

@@ -167,7 +167,7 @@ def kill_until_gone(alive: Callable[[], list[int]], patience: float = 5.0) -> se
 def pauses(first: float = 0.0001, longest: float = 0.002) -> Iterator[float]:
     """Waits between two looks at something that is about to happen (a killed process leaving):
     short at first, since it mostly has by then, then twice as long each time up to ``longest``.
-    Closing a worker waits so between two properties, some 75 times a grading."""
+    Closing a worker waits so between two properties, on every grading's path."""
     pause = first
     while True:
         yield pause

@@ -86,7 +86,7 @@ def _run(config: dict, scratch: Path, limits: HelperLimits) -> None:
     with open(scratch / "request.json", "rb") as request, open(scratch / "answer.json", "wb") as answer:
         try:
             # in the caller's folder: a relative path it names reads as the caller reads it; without
-            # site's .pth files (an editable install's finder), a third of a helper's start
+            # site's .pth files (an editable install's finder), which the helper does not need
             process = subprocess.Popen([sys.executable, "-S", "-s", "-P", "-B", "-c", start, json.dumps(config)],
                                        stdin=request,
                                        stdout=answer, stderr=subprocess.DEVNULL, env=env, start_new_session=True)

@@ -64,7 +64,7 @@ def _not_json(value: Any) -> Any:
 
 
 try:  # json's own C encoder and scanner, set up as json.dumps and json.loads set them up, without
-    # importing the json package, whose import (re, enum) is about a third of a worker's start
+    # importing the json package, whose import (re, enum) a worker's start would pay for
     from _json import encode_basestring_ascii, make_encoder, make_scanner
 
     _chunks = make_encoder(None, _not_json, encode_basestring_ascii, None, ":", ",", False, False, True)
