@@ -25,7 +25,7 @@ from rich.console import Console
 
 from .config import LANGUAGES, Course, CourseConfigError, check_course, load_course
 from .errors import GraderError, SubmissionError
-from .isolation import keep_compiled_code
+from .isolation import hypothesis_storage, keep_compiled_code
 
 DESCRIPTION = "``python -m autograder``: the commands students, instructors and course authors run."
 COMMANDS = {  # the module that runs each command, imported when the command is chosen
@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     if argv is None:
         keep_compiled_code()
         signal.signal(signal.SIGTERM, _terminate)
-    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "autograder-hypothesis"))
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:  # as a grader process's: check keeps its records there
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = hypothesis_storage(
+            os.path.join(tempfile.gettempdir(), "autograder-hypothesis"))
     args = _parser(prog).parse_args(argv)
     console = Console(stderr=False)
     try:

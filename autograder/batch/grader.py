@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..config import Course
 from ..intake.staging import Staged
-from ..isolation import cache_home, compiled_code, sweep_folders
+from ..isolation import compiled_code, hypothesis_storage, sweep_folders
 from ..results import Grade, PropertyResult
 
 ENGINE_HOME = Path(__file__).resolve().parents[2]  # where `python -m autograder` is found
@@ -76,20 +76,6 @@ class Request:
         part = Part(plain["exercises"], plain["began"], plain["public_only"],
                     None if public is None else tuple(map(PropertyResult.from_plain, public)), plain["first_failure"])
         return cls(Path(plain["staged"]), Path(plain["out"]), plain["name"], tuple(plain["notes"]), part)
-
-
-def hypothesis_storage(fallback: str) -> str:
-    """Where a grader process's hypothesis keeps its files: the user's cache, shared by all of
-    this user's grader processes, or ``fallback`` (the process's scratch folder) if that cannot
-    be made. What it keeps there is the table of unicode categories it builds on first use,
-    which every fresh grader process would otherwise build again; its example database is off,
-    so nothing there depends on a submission."""
-    cache = cache_home() / "autograder" / "hypothesis"
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return fallback
-    return str(cache)
 
 
 def grader_environment(scratch: str) -> dict[str, str]:

@@ -91,7 +91,7 @@ def _example(record: Any) -> Example:
 def cache_folder() -> Path | None:
     """Where this process keeps records: ``$AUTOGRADER_RECORDS`` if set (``off``: nowhere), else
     beside hypothesis's own files (the grader's cache, see
-    :func:`autograder.batch.grader.hypothesis_storage`), as ``autograder-examples-`` and a random
+    :func:`autograder.isolation.hypothesis_storage`), as ``autograder-examples-`` and a random
     key: a property's first passing grading writes there, and a worker that could name the folder
     would see its times move (:func:`autograder.isolation.cache.keyed_folder`). Only a folder that
     is this user's alone, in a folder that is this user's alone, is used: whoever can write a

@@ -9,7 +9,7 @@ without them, :func:`isolation_note` says which held. The order of the modules i
 each layer holds: docs/architecture.md, "Where each part lives"; docs/security.md, "The layers".
 """
 
-from .cache import cache_home, compiled_code, keep_compiled_code, keyed_folder, own_folder
+from .cache import cache_home, compiled_code, hypothesis_storage, keep_compiled_code, keyed_folder, own_folder
 from .cgroup import join_lane
 from .detect import isolation, isolation_note, require_isolation, with_layers
 from .helper import HelperLimits, OverLimits, run_helper
@@ -24,6 +24,7 @@ from .standby import Standby, fresh_worker
 from .zygote import Child
 
 __all__ = ["LAYERS", "Child", "HelperLimits", "Isolation", "IsolationRefused", "Layout", "OverLimits", "Standby",
-           "Worker", "WorkerLimits", "cache_home", "codec", "compiled_code", "fresh_worker", "isolation",
+           "Worker", "WorkerLimits", "cache_home", "codec", "compiled_code", "fresh_worker", "hypothesis_storage",
+           "isolation",
            "isolation_note", "join_lane", "keep_compiled_code", "keyed_folder", "own_folder", "require_isolation",
            "random_words", "run_helper", "sweep_folders", "tree", "with_layers"]

@@ -25,6 +25,21 @@ def cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
+def hypothesis_storage(fallback: str) -> str:
+    """Where hypothesis keeps its files in a grading process (a grader process, a command that
+    grades in its own, as ``check`` does): the user's cache, shared by all of them, or
+    ``fallback`` if that cannot be made. What hypothesis keeps there is the table of unicode
+    categories it builds on first use, which every fresh process would otherwise build again (its
+    example database is off, so nothing there depends on a submission); the engine keeps its
+    recorded examples beside it (:func:`autograder.engine.replay.cache_folder`)."""
+    cache = cache_home() / "autograder" / "hypothesis"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return fallback
+    return str(cache)
+
+
 def own_folder(folder: Path) -> Path | None:
     """``folder``, made if need be, if it and its parent are this user's and nobody else may
     write in them; else None."""

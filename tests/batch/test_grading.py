@@ -209,7 +209,7 @@ def test_one_bad_submission_never_stops_the_batch(tmp_path):
 def test_grader_processes_keep_hypothesis_s_files_in_the_user_s_cache(tmp_path, monkeypatch):
     """Hypothesis builds its unicode table on first use (about 0.9 s); grader processes share
     it through the user's cache, and use their scratch folder where no cache can be made."""
-    from autograder.batch.grader import hypothesis_storage
+    from autograder.isolation import hypothesis_storage
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert hypothesis_storage("scratch") == str(tmp_path / "cache" / "autograder" / "hypothesis")

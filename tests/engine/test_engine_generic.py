@@ -164,6 +164,18 @@ def test_check_runs_the_public_property(toy):
 
 
 @pytest.mark.sandbox
+def test_a_check_keeps_the_examples_its_next_check_replays_in_the_user_s_cache(toy, tmp_path):
+    """``check`` grades in its own process; it keeps its records where grader processes keep
+    theirs (docs/architecture.md, "Where records live"), so that a student's second check replays."""
+    cache = {**engine_only(toy), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for _ in range(2):
+        checked = autograder("check", str(toy / "answers"), course=toy / "course.yaml", cwd=toy, env=cache)
+        assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+    records = list((tmp_path / "cache" / "autograder" / "hypothesis").glob("autograder-examples-*/*.json"))
+    assert records, sorted(p.name for p in (tmp_path / "cache").rglob("*"))
+
+
+@pytest.mark.sandbox
 @pytest.mark.slow  # two end-to-end checks
 def test_the_caller_s_pytest_settings_never_reach_a_grading(toy):
     """A grading's pytest takes the engine's arguments alone: a student who runs their own tests

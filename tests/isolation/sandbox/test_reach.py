@@ -48,11 +48,11 @@ class TestIsolation:
 
     @pytest.mark.parametrize("where", ["hypothesis", "records"])
     def test_cannot_plant_files_for_the_graders_hypothesis(self, strong_session, tmp_path, monkeypatch, where):
-        """Grader processes share hypothesis's files (:func:`autograder.batch.grader.hypothesis_storage`)
+        """Grader processes share hypothesis's files (:func:`autograder.isolation.hypothesis_storage`)
         and the examples of passing properties (:func:`autograder.engine.replay.cache_folder`), which
         decide what later gradings are shown."""
-        from autograder.batch.grader import hypothesis_storage
         from autograder.engine.replay import cache_folder
+        from autograder.isolation import hypothesis_storage
 
         folder = Path(hypothesis_storage(str(tmp_path)))
         monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(folder))
