@@ -11,6 +11,7 @@ cosmic-ray: docs/authors.md, "Holding the suites to account".
 from __future__ import annotations
 
 import difflib
+import functools
 import random
 import shutil
 import tempfile
@@ -19,7 +20,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -42,6 +43,18 @@ OUTCOMES = ("killed", "survived", "equivalent", "timed out")
 
 
 @dataclass(frozen=True)
+class Place:
+    """Where one of cosmic-ray's operators can change an exercise's solution module: a mutant
+    before it is made (:func:`made`), which is all a sample needs."""
+
+    module: str
+    operator: str  # cosmic-ray's name, such as "core/NumberReplacer"
+    occurrence: int  # cosmic-ray's index of the change among the operator's places in the module
+    line_number: int
+    line: str  # the line of the reference it changes, stripped
+
+
+@dataclass(frozen=True)
 class Mutant:
     """One change of one exercise's solution module."""
 
@@ -59,45 +72,67 @@ class Mutant:
         return f"{self.module}:{self.line_number} {self.operator} #{self.occurrence}"
 
 
-def _operators() -> list[tuple[str, Any]]:
+@functools.cache
+def _operators() -> dict[str, Any]:
     """cosmic-ray's default operators, by name: the core ones that take no arguments."""
     try:
         import cosmic_ray.plugins as plugins
     except ImportError:
         raise GraderError("mutate needs cosmic-ray (pip install cosmic-ray==8.7.0; `make setup` installs it)") from None
     names = sorted(name for name in plugins.operator_names() if not plugins.get_operator(name).arguments())
-    return [(name, plugins.get_operator(name)()) for name in names]
+    return {name: plugins.get_operator(name)() for name in names}
+
+
+Drawn = TypeVar("Drawn", Place, Mutant)  # what sample draws from
 
 
 def mutants_of(course: Course, module: str) -> list[Mutant]:
     """Every mutant cosmic-ray's default operators make of ``module``'s solution, in a stable order."""
+    return [mutant for place in places_of(course, module) if (mutant := made(course, place)) is not None]
+
+
+def places_of(course: Course, module: str) -> list[Place]:
+    """Every place where cosmic-ray's default operators change ``module``'s solution, in the order
+    of :func:`mutants_of`: the module is parsed once, not once a mutant."""
     from cosmic_ray.ast import ast_nodes, get_ast
+
+    source = _solution(course, module)
+    lines = source.splitlines()
+    nodes = list(ast_nodes(get_ast(source)))  # only read here: an operator changes a tree only when it mutates
+    places = []
+    for name, operator in _operators().items():
+        positions = [start for node in nodes for start, _ in operator.mutation_positions(node)]
+        places += [Place(module, name, occurrence, line_number, lines[line_number - 1].strip())
+                   for occurrence, (line_number, _) in enumerate(positions)]
+    return places
+
+
+def made(course: Course, place: Place) -> Mutant | None:
+    """The mutant the operator makes at ``place``; None where it leaves the code as it was."""
     from cosmic_ray.mutating import mutate_code
 
+    source = _solution(course, place.module)
+    mutated = mutate_code(source, _operators()[place.operator], place.occurrence)
+    if mutated is None or mutated == source:
+        return None
+    shown = f"{course.solutions}/{place.module}.py"
+    diff = list(difflib.unified_diff(source.splitlines(), mutated.splitlines(), f"a/{shown}", f"b/{shown}",
+                                     n=2, lineterm=""))
+    added = [line[1:].strip() for line in diff[2:] if line.startswith("+")]
+    return Mutant(place.module, place.operator, place.occurrence, place.line_number, place.line,
+                  " / ".join(added), mutated, "\n".join(diff))
+
+
+def _solution(course: Course, module: str) -> str:
     path = course.solutions_path() / f"{module}.py"
     if not path.is_file():
         raise GraderError(f"mutate: no solution module {path}")
-    source = path.read_text(encoding="utf-8")
-    lines = source.splitlines()
-    shown = f"{course.solutions}/{module}.py"
-    mutants = []
-    for name, operator in _operators():
-        positions = [start for node in ast_nodes(get_ast(source)) for start, _ in operator.mutation_positions(node)]
-        for occurrence, (line_number, _) in enumerate(positions):
-            mutated = mutate_code(source, operator, occurrence)
-            if mutated is None or mutated == source:
-                continue
-            diff = list(difflib.unified_diff(source.splitlines(), mutated.splitlines(), f"a/{shown}", f"b/{shown}",
-                                             n=2, lineterm=""))
-            added = [line[1:].strip() for line in diff[2:] if line.startswith("+")]
-            mutants.append(Mutant(module, name, occurrence, line_number, lines[line_number - 1].strip(),
-                                  " / ".join(added), mutated, "\n".join(diff)))
-    return mutants
+    return path.read_text(encoding="utf-8")
 
 
-def sample(mutants: dict[str, list[Mutant]], size: int, seed: int) -> dict[str, list[Mutant]]:
-    """``size`` mutants drawn with ``seed``, spread over the modules in proportion to their
-    mutants (largest remainders first; every module gets one while ``size`` allows)."""
+def sample(mutants: dict[str, list[Drawn]], size: int, seed: int) -> dict[str, list[Drawn]]:
+    """``size`` mutants (or places) drawn with ``seed``, spread over the modules in proportion to
+    their mutants (largest remainders first; every module gets one while ``size`` allows)."""
     total = sum(len(found) for found in mutants.values())
     if size >= total:
         return mutants
@@ -267,8 +302,8 @@ def run(course: Course, modules: list[str], jobs: int, size: int | None, seed: i
             raise GraderError(f"mutate: {module!r} is not an exercise of {course.file.name} ({', '.join(known)})")
     modules = list(dict.fromkeys(modules))
     equivalents = load_equivalents(course)
-    everything = {module: mutants_of(course, module) for module in modules}
-    chosen = sample(everything, size, seed) if size is not None else everything
+    everything = {module: places_of(course, module) for module in modules}
+    chosen = sample(everything, size, seed) if size is not None else everything  # made below: only these
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="autograder-mutate-") as scratch, GraderPool() as graders, \
             ThreadPoolExecutor(max(1, jobs)) as pool:
@@ -283,7 +318,7 @@ def run(course: Course, modules: list[str], jobs: int, size: int | None, seed: i
                 raise GraderError(f"mutate: the unmutated solution of {module} does not pass its own suite "
                                   f"({reference.why or reference.outcome}); fix that first")
             baseline[module] = reference.seconds
-        todo = [m for module in modules for m in chosen[module]]
+        todo = [m for module in modules for place in chosen[module] if (m := made(course, place)) is not None]
         graded = []
         columns = (TextColumn("mutants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))

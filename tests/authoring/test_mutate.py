@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring.mutate import Equivalent, Mutant, load_equivalents, mutants_of, sample
+from autograder.authoring.mutate import Equivalent, Mutant, load_equivalents, made, mutants_of, places_of, sample
 from autograder.config import CourseConfigError, load_course
 from tests.conftest import COURSE, ROOT, autograder
 
@@ -56,6 +56,17 @@ def test_mutants_come_from_cosmic_ray_and_are_named_by_their_line(tmp_path):
         assert "-LIMIT = 10" in m.diff and f"+{m.mutated}" in m.diff
     assert len({(m.operator, m.occurrence) for m in mutants}) == len(mutants)
     assert mutants == mutants_of(course, "ex_sum")  # the same list on every run
+
+
+def test_a_sample_draws_from_the_places_the_mutants_it_would_draw_from_the_mutants(tmp_path):
+    """A sampled run makes only the mutants it grades: it draws from the places, which must be
+    the mutants' own, one for one and in order, for the draw to be the same."""
+    course = load_course(_toy(tmp_path, "\n\nLIMIT = 10\n") / "course.yaml")
+    named = [(m.module, m.operator, m.occurrence, m.line_number, m.line) for m in mutants_of(course, "ex_sum")]
+    places = places_of(course, "ex_sum")
+    assert [(p.module, p.operator, p.occurrence, p.line_number, p.line) for p in places] == named
+    drawn = sample({"ex_sum": places}, 3, 7)["ex_sum"]
+    assert [made(course, place) for place in drawn] == sample({"ex_sum": mutants_of(course, "ex_sum")}, 3, 7)["ex_sum"]
 
 
 def test_a_mutant_keeps_its_name_when_other_lines_move(tmp_path):
