@@ -106,7 +106,7 @@ def test_the_release_says_how_much_of_each_exercise_its_check_sees(release):
         assert re.search(rf"{exercise.module} │ {exercise.points_text} │ 0 of {seen} points", screen), screen
         if seen < exercise.points:
             assert f"{seen} of the {exercise.points} points of {exercise.module}" in screen
-    assert int(rows["ex1_merge_tracing"]) < 20, "the issue's case: the check sees a tenth of exercise 1"
+    assert int(rows["ex1_merge_tracing"]) < 20, "the check sees a tenth of exercise 1's points, not all of them"
 
 
 def test_self_check_in_the_release_passes_the_reference(release, tmp_path):
