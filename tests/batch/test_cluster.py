@@ -268,7 +268,11 @@ def test_the_cluster_page_s_slurm_snippet_makes_a_job_script(tmp_path, monkeypat
     code = snippet.split("```python")[1].split("```")[0]
     before_scale = code.split("cluster.scale(")[0]  # submitting jobs needs a real SLURM
     namespace: dict = {}
-    exec(before_scale, namespace)
+    import dask
+
+    # the snippet as written, its dashboard on a free port: another test's scheduler may hold 8787
+    with dask.config.set({"jobqueue.slurm.scheduler-options": {"dashboard_address": ":0"}}):
+        exec(before_scale, namespace)
     cluster = namespace["cluster"]
     try:
         script = cluster.job_script()
