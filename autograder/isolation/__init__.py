@@ -25,6 +25,5 @@ from .zygote import Child
 
 __all__ = ["LAYERS", "Child", "HelperLimits", "Isolation", "IsolationRefused", "Layout", "OverLimits", "Standby",
            "Worker", "WorkerLimits", "cache_home", "codec", "compiled_code", "fresh_worker", "hypothesis_storage",
-           "isolation",
-           "isolation_note", "join_lane", "keep_compiled_code", "keyed_folder", "own_folder", "require_isolation",
-           "random_words", "run_helper", "sweep_folders", "tree", "with_layers"]
+           "isolation", "isolation_note", "join_lane", "keep_compiled_code", "keyed_folder", "own_folder",
+           "require_isolation", "random_words", "run_helper", "sweep_folders", "tree", "with_layers"]
