@@ -9,6 +9,7 @@ forbids any other source."""
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 import statistics
 from dataclasses import dataclass
@@ -77,6 +78,7 @@ def _anchor(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", text)
 
 
+@functools.cache  # one environment a process: a second page reuses the template compiled for the first
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent), autoescape=True,
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
