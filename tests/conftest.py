@@ -104,6 +104,30 @@ def cli():
     return autograder
 
 
+@pytest.fixture
+def command_here(monkeypatch, capsys, tmp_path):
+    """:func:`autograder` for a command that grades nothing, run in this process (``cli.main``) to
+    spare a Python start: ``command_here(*args, cwd=...)`` gives the same ``CompletedProcess``."""
+    from autograder.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    # main() sets it where it is not set: set here, it is unset again after the test
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY",
+                       os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or str(tmp_path / "hypothesis"))
+
+    def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        with monkeypatch.context() as here:
+            here.chdir(cwd)
+            try:
+                code = main(["--course", str(COURSE), *args])
+            except SystemExit as stop:  # --help, and argparse's usage errors
+                code = stop.code if isinstance(stop.code, int) else 2
+        said = capsys.readouterr()
+        return subprocess.CompletedProcess(["autograder", *args], code, said.out, said.err)
+    return run
+
+
 def pytest_addoption(parser):
     parser.addoption("--require-data", action="store_true",
                      help="fail, rather than skip, a test whose course data is missing (make test fetches it first)")

@@ -222,7 +222,7 @@ def test_an_untouched_stub_is_no_counterexample(tmp_path):
     assert "ids=[5, 5, 5]" not in block and "3 of the 5 failed on a function not written yet" in block
 
 
-def test_one_of_a_thing_is_counted_in_the_singular_and_only_what_is_shown_is_pointed_at(tmp_path):
+def test_one_of_a_thing_is_counted_in_the_singular_and_only_what_is_shown_is_pointed_at(tmp_path, command_here):
     """A lone submission whose only failure is a stub: "1 submission", never "1 submissions",
     and no "counterexamples above" where none is shown."""
     folder = write_batch(tmp_path / "grades", {"stub": Grade((PropertyResult(
@@ -235,11 +235,11 @@ def test_one_of_a_thing_is_counted_in_the_singular_and_only_what_is_shown_is_poi
     assert not re.search(r"\b1 (submissions|pairs|students)\b", page)
     block = page.split(f'id="ex-{EX}-test_merge_pair_replaces_left_to_right_without_overlap"')[1].split("</div>")[0]
     assert "1 of the 1 failed on a function not written yet" in block and "above" not in block, block
-    said = autograder("report", str(folder), "--out", str(tmp_path / "again.html"))
+    said = command_here("report", str(folder), "--out", str(tmp_path / "again.html"))
     assert "1 submission, 1 of 1 property failed by someone" in " ".join(said.stdout.split()), said.stdout
 
 
-def test_report_keeps_a_page_already_there_unless_forced_and_names_a_folder_in_one_line(tmp_path):
+def test_report_keeps_a_page_already_there_unless_forced_and_names_a_folder_in_one_line(tmp_path, command_here):
     """Without --out the page is ./report.html, as --help says; a page already there (another
     class's, say) is kept unless --force; an --out that is a folder is one line, not a traceback."""
     folder = write_batch(tmp_path / "grades", {"stub": Grade((PropertyResult(
@@ -247,16 +247,16 @@ def test_report_keeps_a_page_already_there_unless_forced_and_names_a_folder_in_o
         ("isolation note",), 1.0)})
     here = tmp_path / "here"
     here.mkdir()
-    assert "(default: report.html, here)" in " ".join(autograder("report", "--help").stdout.split())
+    assert "(default: report.html, here)" in " ".join(command_here("report", "--help").stdout.split())
     kept = here / "report.html"
     kept.write_text("last term's page", encoding="utf-8")
-    refused = autograder("report", str(folder), cwd=here)
+    refused = command_here("report", str(folder), cwd=here)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert refused.stderr.strip() == "error: --out report.html: already there; --force replaces it", refused.stderr
     assert kept.read_text(encoding="utf-8") == "last term's page"
-    forced = autograder("report", str(folder), "--force", cwd=here)
+    forced = command_here("report", str(folder), "--force", cwd=here)
     assert forced.returncode == 0 and "<html" in kept.read_text(encoding="utf-8"), forced.stderr
-    into_folder = autograder("report", str(folder), "--out", str(here))
+    into_folder = command_here("report", str(folder), "--out", str(here))
     assert into_folder.returncode == 2 and "Traceback" not in into_folder.stderr, into_folder.stderr
     assert into_folder.stderr.strip() == f"error: --out {here}: a folder; name the file to write in it"
 
@@ -305,14 +305,14 @@ def test_mutant_map_matches_the_catalog():
         "suites/mutant-catalog.yaml is stale: run `python -m tests.reports.test_class_report`")
 
 
-def test_no_gradebook_is_one_clear_error(tmp_path):
+def test_no_gradebook_is_one_clear_error(tmp_path, command_here):
     with pytest.raises(GraderError, match="no gradebook.sqlite"):
         load_batch(tmp_path)
     (tmp_path / "gradebook.db").write_bytes(b"")  # an nbgrader course's, but no gradebook
     with pytest.raises(GraderError, match="cannot be read as nbgrader's gradebook"):
         open_batch(load_course(COURSE), tmp_path)
     assert (tmp_path / "gradebook.db").stat().st_size == 0, "reading nbgrader's gradebook wrote to it"
-    done = autograder("report", str(tmp_path / "nowhere"), "--out", str(tmp_path / "r.html"))
+    done = command_here("report", str(tmp_path / "nowhere"), "--out", str(tmp_path / "r.html"))
     assert done.returncode == 2 and "no gradebook.sqlite" in done.stderr and "nor gradebook.db" in done.stderr
 
 
