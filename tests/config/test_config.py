@@ -111,7 +111,7 @@ def test_bonus_points_come_on_top_of_the_full_marks(tmp_path):
     assert course.exercises[BONUS].points_text == f"{course.exercises[BONUS].points} bonus"
 
 
-def test_the_course_s_language_is_checked_and_the_channels_override_it(tmp_path):
+def test_the_course_s_language_is_checked_and_the_channels_override_it(tmp_path, command_here):
     """``language`` is en or fa (default en); ``--lang`` of release, nbgrader and gradescope
     overrides it and takes nothing else; a course's Persian texts are checked as its English ones."""
     assert load_course(ROOT / "course.yaml").language == "en"
@@ -126,9 +126,9 @@ def test_the_course_s_language_is_checked_and_the_channels_override_it(tmp_path)
                        match=r"delivery\.templates\.fa\.nbgrader_howto: unknown placeholder \$\{points\}"):
         load_course(wrong)
     for command in ("release", "nbgrader", "gradescope"):
-        run = autograder(command, "--out", str(tmp_path / command), "--lang", "de")
+        run = command_here(command, "--out", str(tmp_path / command), "--lang", "de")
         assert run.returncode == 2 and "--lang: invalid choice: 'de'" in run.stderr, run.stderr
-    run = autograder("gradescope", "--run", "solutions", "--zip", str(tmp_path / "built.zip"), "--lang", "fa")
+    run = command_here("gradescope", "--run", "solutions", "--zip", str(tmp_path / "built.zip"), "--lang", "fa")
     assert run.returncode == 2 and "--lang chooses the language a bundle is built in" in run.stderr, run.stderr
 
 
