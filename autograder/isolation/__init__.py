@@ -14,7 +14,7 @@ from .cgroup import join_lane
 from .detect import isolation, isolation_note, require_isolation, with_layers
 from .helper import HelperLimits, OverLimits, run_helper
 from .inside import codec
-from .inside.cpython import random_words
+from .inside.cpython import put_random_words, random_words
 from .layers import LAYERS, Isolation, IsolationRefused
 from .layout import Layout
 from .limits import WorkerLimits
@@ -26,4 +26,5 @@ from .zygote import Child
 __all__ = ["LAYERS", "Child", "HelperLimits", "Isolation", "IsolationRefused", "Layout", "OverLimits", "Standby",
            "Worker", "WorkerLimits", "cache_home", "codec", "compiled_code", "fresh_worker", "hypothesis_storage",
            "isolation", "isolation_note", "join_lane", "keep_compiled_code", "keyed_folder", "own_folder",
-           "require_isolation", "random_words", "run_helper", "sweep_folders", "tree", "with_layers"]
+           "put_random_words", "require_isolation", "random_words", "run_helper", "sweep_folders", "tree",
+           "with_layers"]

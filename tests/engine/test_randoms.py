@@ -1,5 +1,6 @@
 """A task's random states (``autograder/engine/randoms.py``): read again and put back only where a
-generator changed, and exactly what ``getstate`` and ``setstate`` would have done."""
+generator changed, and exactly what ``getstate`` and ``setstate`` would have done; a
+``random.Random``'s as its words, never through ``getstate``."""
 
 from __future__ import annotations
 
@@ -58,9 +59,9 @@ def register():
             del kept[key]
 
 
-def test_the_module_s_generator_is_compared_by_its_bytes_on_this_python():
-    assert randoms._fingerprint(random) is not None
-    assert randoms._fingerprint(Plain()) is None and randoms._fingerprint(Counting()) is None
+def test_the_module_s_generator_is_kept_as_its_bytes_on_this_python():
+    assert randoms._words(random) is not None
+    assert randoms._words(Plain()) is None and randoms._words(Counting()) is None
 
 
 def test_a_generator_left_alone_keeps_the_state_read_before_and_one_used_is_read_again(register):
@@ -69,10 +70,14 @@ def test_a_generator_left_alone_keeps_the_state_read_before_and_one_used_is_read
     before = {id(state.generator): state for state in randoms.read()}
     again = {id(state.generator): state for state in randoms.read(list(before.values()))}
     assert again[id(own)] is before[id(own)] and again[id(random)] is before[id(random)]
-    own.random()
+    drawn = own.random()
+    used = own.getstate()
     after = {id(state.generator): state for state in randoms.read(list(before.values()))}
-    assert after[id(own)].full == own.getstate() != before[id(own)].full
-    assert after[id(random)] is before[id(random)]
+    assert after[id(own)] is not before[id(own)] and after[id(random)] is before[id(random)]
+    randoms.put_back(list(before.values()))
+    assert own.random() == drawn
+    randoms.put_back(list(after.values()))
+    assert own.getstate() == used
 
 
 def test_a_gauss_value_kept_for_the_next_call_is_part_of_the_state(register):
@@ -81,9 +86,11 @@ def test_a_gauss_value_kept_for_the_next_call_is_part_of_the_state(register):
     before = randoms.read()
     own.gauss_next = 0.25  # what gauss() keeps between calls, outside the generator's words
     after = next(state for state in randoms.read(before) if state.generator is own)
-    assert after.full == own.getstate() and after.full[2] == 0.25
+    assert after is not next(state for state in before if state.generator is own)
     randoms.put_back(before)
     assert own.gauss_next is None
+    randoms.put_back([after])
+    assert own.getstate()[2] == 0.25
 
 
 def test_each_generator_is_put_back_as_it_was_whatever_its_kind(register):
@@ -105,7 +112,7 @@ def test_numpy_s_generator_once_managed_is_read_and_put_back_in_full():
     with internals.seeded_randoms():
         internals.reseed_randoms()  # hypothesis manages numpy's generator from here on
         saved = randoms.read()
-        assert any(state.fingerprint is None for state in saved)  # numpy's
+        assert any(state.words is None for state in saved)  # numpy's
         expected = numpy.random.get_state()[1].copy()
         numpy.random.random()
         randoms.put_back(saved)

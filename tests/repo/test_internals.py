@@ -239,6 +239,33 @@ def test_a_random_generator_s_words_change_exactly_when_its_state_does(seed, dra
     assert cpython.random_words(generator) == before, in_python("random.Random's layout")
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2 ** 64), st.integers(0, 700))
+def test_words_put_back_are_the_state_setstate_puts_back(seed, draws):
+    generator, twin = random.Random(seed), random.Random(seed)
+    words, state = cpython.random_words(generator), generator.getstate()
+    generator.getrandbits(32 * draws) if draws else None
+    twin.getrandbits(32 * (draws + 1))
+    cpython.put_random_words(generator, words)
+    twin.setstate(state)
+    assert generator.getstate() == twin.getstate() == state, in_python("random.Random's layout")
+    assert generator.random() == twin.random()
+
+
+def test_words_are_put_only_into_a_generator_laid_out_as_random_random():
+    class Counting(random.Random):
+        def getstate(self):
+            return (*super().getstate(), 0)
+
+    words = cpython.random_words(random.Random(1))
+    for other in (Counting(1), object()):
+        cpython.random_words(other)
+        with pytest.raises(ValueError, match="does not keep its state"):
+            cpython.put_random_words(other, words)
+    with pytest.raises(ValueError, match="does not keep its state"):
+        cpython.put_random_words(random.Random(1), words[:-1])
+
+
 def test_a_generator_that_keeps_more_than_its_words_has_none():
     class Counting(random.Random):
         def getstate(self):

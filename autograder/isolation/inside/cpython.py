@@ -19,8 +19,8 @@ TYPE_CHECKING = False  # typing is not imported: a worker's every import is paid
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAGIC_NUMBER", "caller_globals", "checked_pyc", "random_words", "scan_json", "signal", "source_hash",
-           "unix_socket", "write_json", "zip_directory_size"]
+__all__ = ["MAGIC_NUMBER", "caller_globals", "checked_pyc", "put_random_words", "random_words", "scan_json", "signal",
+           "source_hash", "unix_socket", "write_json", "zip_directory_size"]
 
 
 def source_hash(source):
@@ -108,6 +108,16 @@ def random_words(generator):
     import ctypes  # the grader's alone: no worker imports it
 
     return ctypes.string_at(id(generator) + object.__basicsize__, _RANDOM_SIZE)
+
+
+def put_random_words(generator, words):
+    """Give ``generator`` the words :func:`random_words` read from a generator of its type: what
+    ``setstate`` does with them, without building the 625 integers ``getstate`` gives."""
+    if len(words) != _RANDOM_SIZE or not _RANDOM_LAID_OUT.get(type(generator)):
+        raise ValueError(f"{type(generator).__name__} does not keep its state as random.Random's words")
+    import ctypes
+
+    ctypes.memmove(id(generator) + object.__basicsize__, words, _RANDOM_SIZE)
 
 
 _RANDOM_SIZE = 4 + 624 * 4  # the C int of the position, then the words (uint32)
