@@ -1,6 +1,6 @@
 """A task's random states (``autograder/engine/randoms.py``): read again and put back only where a
 generator changed, and exactly what ``getstate`` and ``setstate`` would have done; a
-``random.Random``'s as its words, never through ``getstate``."""
+``random.Random``'s kept as its words."""
 
 from __future__ import annotations
 
