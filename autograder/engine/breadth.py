@@ -37,27 +37,37 @@ class Outcome:
 
 
 def replay(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[Example], session: Session) -> str:
-    """Replay ``examples`` of a property whose calls go to ``session``, side by side.
+    """Replay ``examples`` of a property whose calls go to ``session``: the first alone, as a
+    replay one example after another starts, then the rest side by side. A submission that fails a
+    property mostly fails its first example, which then costs no call of the examples after it.
 
     Until the property's worker has started, the session answers the first lookups, and a call to a
-    sure stub, itself: so the first example runs alone until it waits on a batch, and a failure
-    before any batch is the one a replay one example after another meets."""
-    if not examples:
-        return Outcome.PASSED
+    sure stub, itself: so a failure before any batch of its group, every example before it done, is
+    the one a replay one example after another meets."""
+    with internals.seeded_randoms():
+        for group in (examples[:1], examples[1:]):
+            outcome = _side_by_side(inner, fixtures, group, session)
+            if outcome != Outcome.PASSED:
+                return outcome
+    return Outcome.PASSED
+
+
+def _side_by_side(inner: Callable[..., Any], fixtures: dict[str, Any], examples: list[Example],
+                  session: Session) -> str:
+    """Replay ``examples`` side by side, after every example before them passed."""
     scheduler = Scheduler(session)
     failed_alone: list[bool] = []  # an example that failed as it would have one example after another
 
     def failed(task: Task) -> bool:
         if task.value is True:
             return False
-        earlier = tasks[:tasks.index(task)]
-        failed_alone.append(scheduler.batches == 0 and all(other.done for other in earlier))
+        earlier = tasks[:tasks.index(task)]  # alone: no other example's call reached the worker before it failed
+        failed_alone.append((len(tasks) == 1 or scheduler.batches == 0) and all(other.done for other in earlier))
         return True
 
-    with internals.seeded_randoms():
-        tasks = [scheduler.task(functools.partial(example_passes, inner, fixtures, example)) for example in examples]
-        if scheduler.run(tasks, stop_at=failed):
-            return Outcome.PASSED
+    tasks = [scheduler.task(functools.partial(example_passes, inner, fixtures, example)) for example in examples]
+    if scheduler.run(tasks, stop_at=failed):
+        return Outcome.PASSED
     return Outcome.FAILED if failed_alone == [True] or scheduler.timed_out else Outcome.UNDECIDED
 
 

@@ -72,7 +72,7 @@ def chain(session: FakeSession, start: int, length: int) -> int:
     return value
 
 
-def test_examples_side_by_side_cost_a_frame_per_step_of_the_longest_chain():
+def test_the_first_example_runs_alone_then_the_rest_cost_a_frame_per_step_of_the_longest_chain():
     worker = FakeWorker(lambda n: n + 1)
     session = FakeSession(worker)
     ends = []
@@ -80,7 +80,7 @@ def test_examples_side_by_side_cost_a_frame_per_step_of_the_longest_chain():
                              [{"start": 100 * i, "length": i} for i in range(1, 6)], session)
     assert outcome == breadth.Outcome.PASSED
     assert sorted(ends) == [101, 202, 303, 404, 505]
-    assert [len(frame) for frame in worker.frames] == [5, 4, 3, 2, 1]  # 15 requests, 5 round trips
+    assert [len(frame) for frame in worker.frames] == [1, 4, 4, 3, 2, 1]  # 15 requests, 6 round trips
     assert session.batcher is None and session.scheduler is None
 
 
@@ -100,20 +100,27 @@ def test_each_example_sees_the_generators_seeded_as_hypothesis_seeds_them():
 
     before = random.getstate()
     assert breadth.replay(body, {}, [{"number": n} for n in range(4)], session) == breadth.Outcome.PASSED
-    assert len(worker.frames) == 3 and seen == {n: expected for n in range(4)}
+    assert len(worker.frames) == 6 and seen == {n: expected for n in range(4)}  # the first alone, then the rest
     assert random.getstate() == before
 
 
-def test_a_failure_before_any_batch_is_a_failed_replay_and_after_one_an_undecided_one():
-    session = FakeSession(FakeWorker(lambda n: n))
+def test_a_failure_alone_or_before_any_batch_is_a_failed_replay_and_after_one_an_undecided_one():
+    worker = FakeWorker(lambda n: n)
+    session = FakeSession(worker)
 
     def body(number):
         if number == 1:
             raise AssertionError("wrong")  # before asking anything: as it would fail alone
         session.ask(number)
+        if number == 3:
+            raise AssertionError("wrong")  # after asking: alone only if no other example asked too
 
-    assert breadth.replay(body, {}, [{"number": n} for n in range(3)], session) == breadth.Outcome.UNDECIDED
-    assert breadth.replay(body, {}, [{"number": n} for n in (1, 0)], session) == breadth.Outcome.FAILED
+    assert breadth.replay(body, {}, [{"number": n} for n in (0, 2, 1)], session) == breadth.Outcome.UNDECIDED
+    assert breadth.replay(body, {}, [{"number": n} for n in (0, 1, 2)], session) == breadth.Outcome.FAILED
+    assert breadth.replay(body, {}, [{"number": n} for n in (2, 3, 0)], session) == breadth.Outcome.UNDECIDED
+    worker.frames.clear()
+    assert breadth.replay(body, {}, [{"number": n} for n in (3, 0, 2)], session) == breadth.Outcome.FAILED
+    assert worker.frames == [[3]]  # the first example failed alone: no call of the others was made
 
 
 def test_a_batch_the_worker_fails_stops_every_example_and_decides_nothing():
@@ -131,7 +138,7 @@ def test_a_batch_the_worker_fails_stops_every_example_and_decides_nothing():
             unwound.append(number)
 
     assert breadth.replay(body, {}, [{"number": n} for n in range(3)], session) == breadth.Outcome.UNDECIDED
-    assert sorted(unwound) == [0, 1, 2] and session.closed
+    assert unwound == [0] and session.closed  # the first example's batch failed: the others never started
 
 
 def test_calls_together_answer_in_order_and_raise_the_first_failure_in_order():
@@ -162,7 +169,7 @@ def test_calls_together_inside_examples_join_the_examples_batches():
 
     assert breadth.replay(body, {}, [{"number": n} for n in (1, 2)], session) == breadth.Outcome.PASSED
     assert sorted(found) == [[21, 22, 23], [31, 32, 33]]
-    assert [len(frame) for frame in worker.frames] == [2, 6]
+    assert [len(frame) for frame in worker.frames] == [1, 3, 1, 3]  # the first example alone, then the other
 
 
 # --- the toy course, graded -------------------------------------------------------------------
