@@ -123,12 +123,23 @@ def test_a_failure_alone_or_before_any_batch_is_a_failed_replay_and_after_one_an
     assert worker.frames == [[3]]  # the first example failed alone: no call of the others was made
 
 
-def test_a_batch_the_worker_fails_stops_every_example_and_decides_nothing():
-    class Dying(FakeWorker):
-        def request_many(self, payloads, timeouts, within=None):
-            raise SandboxFailure("crash", "the worker process was killed by SIGKILL")
+class Dying(FakeWorker):
+    """Answers a frame of at most ``survives`` requests; dies on a bigger one."""
 
-    session = FakeSession(Dying(lambda n: n))
+    def __init__(self, survives: int):
+        super().__init__(lambda n: n)
+        self.survives = survives
+
+    def request_many(self, payloads, timeouts, within=None):
+        if len(payloads) > self.survives:
+            raise SandboxFailure("crash", "the worker process was killed by SIGKILL")
+        return super().request_many(payloads, timeouts, within)
+
+
+@pytest.mark.parametrize(("survives", "unwinding"), [(1, [1, 2, 3]), (0, [])],
+                         ids=["the others' batch", "the first example's call"])
+def test_a_batch_the_worker_fails_stops_every_example_and_decides_nothing(survives, unwinding):
+    session = FakeSession(Dying(survives))
     unwound = []
 
     def body(number):
@@ -137,8 +148,8 @@ def test_a_batch_the_worker_fails_stops_every_example_and_decides_nothing():
         finally:
             unwound.append(number)
 
-    assert breadth.replay(body, {}, [{"number": n} for n in range(3)], session) == breadth.Outcome.UNDECIDED
-    assert unwound == [0] and session.closed  # the first example's batch failed: the others never started
+    assert breadth.replay(body, {}, [{"number": n} for n in range(4)], session) == breadth.Outcome.UNDECIDED
+    assert unwound[0] == 0 and sorted(unwound[1:]) == unwinding and session.closed  # none started after
 
 
 def test_calls_together_answer_in_order_and_raise_the_first_failure_in_order():
