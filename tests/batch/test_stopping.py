@@ -81,11 +81,18 @@ def as_a_terminal_starts_it(command: list[str]) -> list[str]:
     return [sys.executable, "-c", reset, *command]
 
 
-def catches(pid: int, number: int) -> bool:
-    """Whether process ``pid`` has a handler for signal ``number`` that is neither blocked nor ignored."""
-    fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-    bit = 1 << (number - 1)
-    return bool(int(fields["SigCgt"], 16) & bit) and not int(fields["SigBlk"], 16) & bit
+def catches(pid: int, number: int, patience: float = 5.0) -> bool:
+    """Whether process ``pid`` has a handler for signal ``number`` that is neither ignored nor
+    blocked. A process blocks every signal for a moment while it starts a child (CPython's
+    ``subprocess`` does, around ``vfork``), so the process is looked at again until ``patience``
+    seconds have passed; a signal that comes while it is blocked waits, and is not lost."""
+    bit, deadline = 1 << (number - 1), time.monotonic() + patience
+    while True:
+        fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        caught, blocked = int(fields["SigCgt"], 16) & bit, int(fields["SigBlk"], 16) & bit
+        if (caught and not blocked) or time.monotonic() > deadline:
+            return bool(caught) and not blocked
+        time.sleep(0.01)
 
 
 def grading_under_way(temporary: Path) -> bool:
