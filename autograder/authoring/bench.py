@@ -80,7 +80,7 @@ def run(course: Course, submission: Path, copies: int, out: Path, console: Conso
     grade_many(course, [("one", submission)], out / "one", quiet, BatchOptions(jobs=1, force=True))
     one = time.perf_counter() - began
     with tempfile.TemporaryDirectory() as folder:
-        named = _copies(submission, Path(folder), copies)
+        named = _copies([submission], Path(folder), copies)
         timings = {}
         for jobs in (1, 2):
             began = time.perf_counter()
@@ -117,6 +117,8 @@ KEYS = {  # what each figure of ``--json`` measures, as the results page says it
     "nbgrader_autograde_class_per_minute": "the same class autograded by nbgrader's own `nbgrader autograde`, in the "
                                            "same run",
     "batch_per_minute_jobs2": "gradings a minute of a batch of copies of the reference on two jobs",
+    "samples_batch_per_minute_jobs2": "the same, of copies of the course's samples (course.yaml's `samples`) taken in "
+                                      "turn: a class whose work fails some properties, or every one",
     "dask_two_workers_ratio": "the rate of that batch on a local Dask cluster of two one-thread workers, over its "
                               "rate on one such worker (each timed once its workers have graded one copy each)",
 }
@@ -182,12 +184,21 @@ def targets(course: Course, copies: int, out: Path) -> dict[str, float | None]:
         figures["requests_per_grading"] = _apart(course, "requests_per_grading")
         figures.update(_nbgrader_class(course, out / "nbgrader", copies))
         with tempfile.TemporaryDirectory() as folder:
-            named = _copies(course.solutions_path(), Path(folder), copies)
-            began = time.perf_counter()
-            grade_many(course, named, out / "batch", quiet, BatchOptions(jobs=2, force=True))
-            figures["batch_per_minute_jobs2"] = round(copies / (time.perf_counter() - began) * 60, 1)
+            named = _copies([course.solutions_path()], Path(folder), copies)
+            figures["batch_per_minute_jobs2"] = _per_minute(course, named, out / "batch", quiet)
             figures["dask_two_workers_ratio"] = _dask_two_workers_ratio(course, named, out / "dask")
+        if course.samples:
+            with tempfile.TemporaryDirectory() as folder:
+                samples = _copies([course.path(sample.path) for sample in course.samples], Path(folder), copies)
+                figures["samples_batch_per_minute_jobs2"] = _per_minute(course, samples, out / "samples", quiet)
     return figures
+
+
+def _per_minute(course: Course, named: list[tuple[str, Path]], out: Path, console: Console) -> float:
+    """Gradings a minute of the batch ``named`` on two jobs."""
+    began = time.perf_counter()
+    grade_many(course, named, out, console, BatchOptions(jobs=2, force=True))
+    return round(len(named) / (time.perf_counter() - began) * 60, 1)
 
 
 @contextlib.contextmanager
@@ -198,12 +209,12 @@ def fresh_records() -> Iterator[None]:
         yield
 
 
-def _copies(submission: Path, folder: Path, copies: int) -> list[tuple[str, Path]]:
-    """``copies`` copies of a submission, each with its own digest."""
+def _copies(submissions: list[Path], folder: Path, copies: int) -> list[tuple[str, Path]]:
+    """``copies`` copies of ``submissions`` taken in turn, each with its own digest."""
     named = []
     for index in range(copies):
         copy = folder / f"copy{index:02d}"
-        shutil.copytree(submission, copy)
+        shutil.copytree(submissions[index % len(submissions)], copy)
         (copy / f"bench_marker_{index}.py").write_text(f"# copy {index}\n")
         named.append((copy.name, copy))
     return named
