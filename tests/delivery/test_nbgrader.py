@@ -99,8 +99,12 @@ def own_cells(cells) -> None:
 
 
 def copied_cell(cells) -> None:
+    """An answer cell copied and pasted below itself, as Jupyter does it: the same nbgrader
+    metadata (its grade id too), and a cell id of its own."""
     at = answer_index(cells, SKIPPED)
-    cells.insert(at + 1, copy.deepcopy(cells[at]))
+    pasted = copy.deepcopy(cells[at])
+    pasted.id = f"{cells[at].id}-pasted"
+    cells.insert(at + 1, pasted)
 
 
 def broken_cell(cells) -> None:
