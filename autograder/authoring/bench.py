@@ -119,8 +119,9 @@ KEYS = {  # what each figure of ``--json`` measures, as the results page says it
     "batch_per_minute_jobs2": "gradings a minute of a batch of copies of the reference on two jobs",
     "samples_batch_per_minute_jobs2": "the same, of copies of the course's samples (course.yaml's `samples`) taken in "
                                       "turn: a class whose work fails some properties, or every one",
-    "dask_two_workers_ratio": "the rate of that batch on a local Dask cluster of two one-thread workers, over its "
-                              "rate on one such worker (each timed once its workers have graded one copy each)",
+    "dask_two_workers_ratio": "the rate of the reference's batch on a local Dask cluster of two one-thread workers, "
+                              "over its rate on one such worker (each timed once its workers have graded one copy "
+                              "each)",
 }
 def results_page(figures: dict[str, float | None], command: str, machine: str, day: str, commit: str) -> str:
     """The results page (docs/results.md) for ``figures`` of ``bench --json``."""
