@@ -129,6 +129,7 @@ class Scheduler:
         self.ready: deque[tuple[Task, Any]] = deque()  # tasks to resume, with what to resume them with
         self.asking: list[tuple[Task, Ask]] = []
         self.current: Task | None = None
+        self.live: list[randoms.State] | None = None  # the random states after the last turn, while no other code ran
         self.stopped = False
         self.batches = 0
         self.timed_out = False  # a batch's call ran past its time
@@ -146,6 +147,7 @@ class Scheduler:
         ``stop_at`` says (every task still running is then stopped)."""
         self.ready.extend((task, None) for task in tasks)
         self.session.scheduler, self.session.batcher = self, self.ask
+        self.live = None  # the property's code ran since the last run
         try:
             while self.ready or self.asking:
                 while self.ready:
@@ -195,13 +197,14 @@ class Scheduler:
         if task.randoms is None:
             internals.reseed_randoms()
         else:
-            randoms.put_back(task.randoms)
+            randoms.put_back(task.randoms, self.live)
         self.session.printed, self.current = task.printed, task
         try:
             task.body.switch(answer) if task.body else task.body.switch()  # not started: no answer yet
         finally:
             self.current = None
             task.randoms, task.printed = randoms.read(task.randoms), self.session.printed
+            self.live = task.randoms
         if task.done and task.joiner is not None:
             self._child_ended(task)
         return task

@@ -43,12 +43,18 @@ def read(previous: list[State] | None = None) -> list[State]:
     return states
 
 
-def put_back(states: list[State]) -> None:
-    """Give each generator its state in ``states``, where it has another now."""
+def put_back(states: list[State], live: list[State] | None = None) -> None:
+    """Give each generator its state in ``states``, where it has another now. ``live`` is what
+    :func:`read` read last, if nothing has run since: a generator's state there is compared, not
+    read again."""
+    now = {id(state.generator): state for state in live or ()}
     for state in states:
+        same = now.get(id(state.generator))
+        if same is state or same is not None and state.words is not None and same.words == state.words:
+            continue
         if state.words is None:
             state.generator.setstate(state.full)
-        elif _words(state.generator) != state.words:
+        elif same is not None or _words(state.generator) != state.words:
             instance = _instance(state.generator)
             put_random_words(instance, state.words[0])
             instance.gauss_next = state.words[1]

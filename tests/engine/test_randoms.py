@@ -80,6 +80,22 @@ def test_a_generator_left_alone_keeps_the_state_read_before_and_one_used_is_read
     assert own.getstate() == used
 
 
+
+def test_the_states_read_last_are_trusted_as_the_generators_own(register):
+    """Between two turns nothing draws: the states a turn left (``live``) are what each generator
+    holds, and only those that differ from the wanted ones are written."""
+    own, plain = random.Random(5), Plain()
+    register(own, plain)
+    fresh = random.Random(5).random()
+    before = randoms.read()
+    own.random()
+    plain.value = 3
+    after = randoms.read(before)
+    randoms.put_back(before, live=after)
+    assert own.random() == fresh and plain.value == 0
+    randoms.put_back(after, live=after)  # the same states: nothing written, nothing read
+    assert own.random() != fresh and plain.value == 0
+
 def test_a_gauss_value_kept_for_the_next_call_is_part_of_the_state(register):
     own = random.Random(5)
     register(own)
