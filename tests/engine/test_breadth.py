@@ -104,6 +104,23 @@ def test_each_example_sees_the_generators_seeded_as_hypothesis_seeds_them():
     assert random.getstate() == before
 
 
+
+def test_a_run_puts_back_a_task_s_random_states_whatever_ran_between_runs():
+    """A task made in one run and resumed in the next gets the states it was made with, though
+    the code between the runs (the property's, in the hub) drew from the generators."""
+    scheduler = breadth.Scheduler(FakeSession(FakeWorker(lambda n: n)))
+    before = random.getstate()
+    try:
+        random.seed(7)
+        expected = random.Random(7).random()
+        made = scheduler.task(lambda: None, parent=object())  # a child: made with the states of now
+        later = scheduler.task(random.random, parent=object())
+        assert scheduler.run([made])
+        random.random()  # the hub draws between the runs
+        assert scheduler.run([later]) and later.value == expected
+    finally:
+        random.setstate(before)
+
 def test_a_failure_alone_or_before_any_batch_is_a_failed_replay_and_after_one_an_undecided_one():
     worker = FakeWorker(lambda n: n)
     session = FakeSession(worker)
