@@ -69,6 +69,7 @@ def run_suites(course: Course, submission: Path, scope: Scope = EVERYTHING,
         # of the installed plugins only hypothesis's: loading the others slowed every first grading
         "--disable-plugin-autoload", "-p", internals.PYTEST_PLUGIN,
         f"--hypothesis-seed={course.hypothesis.seed}", "--import-mode=importlib", "-o", "python_files=*.py",
+        "--noconftest",  # the suites alone decide a grade, not a conftest.py beside them or in a folder above
     ] + (["-x"] if scope.first_failure else [])
     started = time.monotonic()
     with on_path(course.root), without_callers_pytest():

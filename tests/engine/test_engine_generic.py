@@ -432,6 +432,26 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
 
 
 @pytest.mark.sandbox
+def test_no_conftest_beside_the_suites_or_above_them_takes_part_in_a_grading(tmp_path):
+    """The suites alone decide a grade: a ``conftest.py`` in the suites' folder, or in any folder
+    above the course (an instructor's home, a repository that holds courses), is never loaded."""
+    from autograder.config import load_course
+    from autograder.engine.run import grade_staged
+    from autograder.intake.staging import stage
+
+    course_folder = shutil.copytree(TOY, tmp_path / "courses" / "toy", ignore=SKIPPED)
+    for folder in (tmp_path / "courses", course_folder / "suites"):
+        (folder / "conftest.py").write_text(f"raise RuntimeError('the conftest.py of {folder.name} was loaded')\n")
+    course = load_course(course_folder / "course.yaml")
+    staged = stage(course, course_folder / "answers")
+    try:
+        results = grade_staged(course, staged.root, staged.notes).results
+    finally:
+        staged.remove()
+    assert [(r.name, r.passed) for r in results] == [(PUBLIC, True), (HIDDEN, True)]
+
+
+@pytest.mark.sandbox
 @pytest.mark.slow
 def test_each_grader_process_of_a_batch_and_its_workers_keep_to_a_core_of_their_own(tmp_path, monkeypatch):
     """A batch on two jobs runs its two grader processes on two cores, one each, and the workers
