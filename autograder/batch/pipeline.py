@@ -65,8 +65,8 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, c
     # resolved: the graders run in scratch folders of their own
     with Withheld(out.resolve()) as reports, GraderPool(one_core_each=True) as graders:
         batch = _Batch(course, reports, options, elsewhere, graders)
-        if elsewhere is None:
-            graders.start(course, max(1, options.jobs))  # they start up while the submissions are staged
+        if elsewhere is None:  # they start up while the submissions are staged
+            graders.start(course, graders_kept_busy(course, len(named), options))
         staged_all: list[Staged | SubmissionError] = []
         try:
             staged_all = stage_many(course, [path for _, path in named], options.jobs)
@@ -80,6 +80,19 @@ def grade_many(course: Course, submissions: list[tuple[str, Path]], out: Path, c
                 if isinstance(staged, Staged):
                     staged.remove()
     return [batch.rows[name] for name in sorted(batch.rows)]
+
+
+def graders_kept_busy(course: Course, submissions: int, options: BatchOptions) -> int:
+    """How many grader processes a batch of ``submissions`` keeps busy: one a job, but no more than
+    the parts it grades at once, at most one an exercise of each submission (:class:`GradingInParts`)."""
+    exercises = len(set(options.exercises or [e.module for e in course.exercises]))
+    return max(1, min(options.jobs, submissions * exercises))
+
+
+def groups_of_exercises(jobs: int, submissions: int) -> int:
+    """Over how many groups of its exercises each of ``submissions`` is graded: where there are fewer
+    submissions than ``jobs``, the threads that would idle share them (:class:`GradingInParts`)."""
+    return -(-jobs // submissions) if 0 < submissions < jobs else 1
 
 
 @dataclass
@@ -136,8 +149,7 @@ class _Batch:
         """Grade what :meth:`stage` left to grade, ``jobs`` at once, with a progress bar that
         counts every submission (those unreadable or unchanged are done before grading starts)."""
         jobs = self.options.jobs if self.elsewhere is None else max(1, len(self.todo))  # a cluster spreads them
-        # threads that would idle share the submissions: each is split over as many groups as keep them busy
-        groups = -(-jobs // len(self.todo)) if self.elsewhere is None and 0 < len(self.todo) < jobs else 1
+        groups = groups_of_exercises(jobs, len(self.todo)) if self.elsewhere is None else 1
         grader = self.graders.grade if self.elsewhere is None else self.elsewhere.grade
         columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))
