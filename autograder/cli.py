@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None, prog: str = "autograder") -> int:
     if argv is None:
         keep_compiled_code()
         signal.signal(signal.SIGTERM, _terminate)
+    # before hypothesis is first imported: the installed packages' hypothesis plugins take no part in
+    # a grading here (check's) or in the grader processes it starts, as pytest's take none
+    os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
     if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:  # as a grader process's: check keeps its records there
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = hypothesis_storage(
             os.path.join(tempfile.gettempdir(), "autograder-hypothesis"))

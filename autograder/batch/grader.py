@@ -84,10 +84,12 @@ def grader_environment(scratch: str) -> dict[str, str]:
     examples were recorded under, hypothesis's and the compiled code's folders (where it writes
     the code it compiles, whatever ``PYTHONDONTWRITEBYTECODE`` says here), and the engine importable.
     The caller's pytest settings (``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``, ...) stay here: a
-    grading's pytest takes the engine's arguments alone."""
+    grading's pytest takes the engine's arguments alone, and its hypothesis loads no installed
+    package's plugin (``HYPOTHESIS_NO_PLUGINS``): the grade depends on the course alone."""
     kept = {name: value for name, value in os.environ.items()
             if name != "PYTHONDONTWRITEBYTECODE" and not name.startswith("PYTEST_")}
-    return {**kept, "PYTHONHASHSEED": "0", "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
+    return {**kept, "PYTHONHASHSEED": "0", "HYPOTHESIS_NO_PLUGINS": "1",
+            "HYPOTHESIS_STORAGE_DIRECTORY": hypothesis_storage(scratch),
             "PYTHONPYCACHEPREFIX": str(compiled_code() or os.path.join(scratch, "compiled")),
             "PYTHONPATH": os.pathsep.join([str(ENGINE_HOME), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 

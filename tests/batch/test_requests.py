@@ -46,3 +46,11 @@ def test_the_caller_s_pytest_settings_stay_out_of_a_grader_process(monkeypatch, 
     monkeypatch.setenv("PYTEST_PLUGINS", "no_such_plugin")
     env = grader_environment(str(tmp_path / "scratch"))
     assert not [name for name in env if name.startswith("PYTEST_")] and env["PATH"] == os.environ["PATH"]
+
+
+def test_a_grader_process_loads_no_installed_hypothesis_plugin(monkeypatch, tmp_path):
+    """Whoever starts it (a batch, nbgrader, a Dask worker): tests/engine/test_engine_generic.py
+    shows a plugin left out end to end."""
+    from autograder.batch.grader import grader_environment
+    monkeypatch.delenv("HYPOTHESIS_NO_PLUGINS", raising=False)
+    assert grader_environment(str(tmp_path / "scratch"))["HYPOTHESIS_NO_PLUGINS"] == "1"

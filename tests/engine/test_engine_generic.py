@@ -187,6 +187,34 @@ def test_the_caller_s_pytest_settings_never_reach_a_grading(toy):
     assert mine.returncode == 0, mine.stdout[-3000:] + mine.stderr[-3000:]
 
 
+PLUGIN = "import os\n\ndef hook():\n    with open(os.environ['PLUGIN_RAN'], 'a') as ran:\n        ran.write('ran')\n"
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow  # a check and a grade, end to end
+def test_no_installed_hypothesis_plugin_takes_part_in_a_grading(toy, tmp_path):
+    """A package on the path that registers a hypothesis plugin (a "hypothesis" entry point, which
+    hypothesis runs as it is imported) is left out of the check and of the grader processes: the
+    grade depends on the course alone, whatever is installed where it runs."""
+    plugins = tmp_path / "plugins"
+    (plugins / "strayplugin-1.0.dist-info").mkdir(parents=True)
+    (plugins / "strayplugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: strayplugin\n"
+                                                                    "Version: 1.0\n")
+    (plugins / "strayplugin-1.0.dist-info" / "entry_points.txt").write_text("[hypothesis]\nstray = strayplugin:hook\n")
+    (plugins / "strayplugin.py").write_text(PLUGIN)
+    ran = tmp_path / "ran"
+    env = {"PYTHONPATH": f"{engine_only(toy)['PYTHONPATH']}:{plugins}", "PLUGIN_RAN": str(ran)}
+    probe = subprocess.run([sys.executable, "-c", "import hypothesis"], env={**os.environ, **env})
+    assert probe.returncode == 0 and ran.read_text() == "ran", "the plugin is one hypothesis runs"
+    ran.unlink()
+    checked = autograder("check", str(toy / "answers"), course=toy / "course.yaml", cwd=toy, env=env)
+    graded = autograder("grade", str(toy / "answers"), "--out", str(tmp_path / "out"), course=toy / "course.yaml",
+                        cwd=toy, env=env)
+    assert checked.returncode == 0 and graded.returncode == 0, checked.stdout[-2000:] + graded.stdout[-2000:]
+    assert not ran.exists()
+    assert json.loads((tmp_path / "out" / "answers" / "results.json").read_text())["score"] == 10
+
+
 @pytest.mark.sandbox
 @pytest.mark.slow
 def test_the_release_holds_no_answers_and_its_check_runs(toy, tmp_path):
