@@ -203,7 +203,8 @@ def test_no_installed_hypothesis_plugin_takes_part_in_a_grading(toy, tmp_path):
     (plugins / "strayplugin-1.0.dist-info" / "entry_points.txt").write_text("[hypothesis]\nstray = strayplugin:hook\n")
     (plugins / "strayplugin.py").write_text(PLUGIN)
     ran = tmp_path / "ran"
-    env = {"PYTHONPATH": f"{engine_only(toy)['PYTHONPATH']}:{plugins}", "PLUGIN_RAN": str(ran)}
+    env = {"PYTHONPATH": f"{engine_only(toy)['PYTHONPATH']}:{plugins}", "PLUGIN_RAN": str(ran),
+           "HYPOTHESIS_NO_PLUGINS": ""}  # as unset: a command run in this process earlier set it here
     probe = subprocess.run([sys.executable, "-c", "import hypothesis"], env={**os.environ, **env})
     assert probe.returncode == 0 and ran.read_text() == "ran", "the plugin is one hypothesis runs"
     ran.unlink()
