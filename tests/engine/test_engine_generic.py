@@ -431,15 +431,26 @@ def test_a_batch_starts_a_grader_process_per_job_and_grades_as_fresh_ones_do(tmp
 # -- one process, two courses -----------------------------------------------------------------
 
 
+def graded_here(root: Path, submission: Path) -> list[tuple[str, bool]]:
+    """Each property's name and whether it passed, for ``submission`` graded in this process by the
+    course at ``root``."""
+    from autograder.config import load_course
+    from autograder.engine.run import grade_staged
+    from autograder.intake.staging import stage
+
+    course = load_course(root / "course.yaml")
+    staged = stage(course, submission)
+    try:
+        return [(r.name, r.passed) for r in grade_staged(course, staged.root, staged.notes).results]
+    finally:
+        staged.remove()
+
+
 @pytest.mark.sandbox
 def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(tmp_path):
     """A process that graded one course grades another whose suites and solutions have the same
     module names (two versions of a course, a release beside its source) by the second's files,
     not by the modules the first left imported."""
-    from autograder.config import load_course
-    from autograder.engine.run import grade_staged
-    from autograder.intake.staging import stage
-
     first = shutil.copytree(TOY, tmp_path / "first", ignore=SKIPPED)
     second = shutil.copytree(TOY, tmp_path / "second", ignore=SKIPPED)
     suite = second / "suites" / "ex_sum.py"
@@ -447,37 +458,18 @@ def test_one_process_grades_two_courses_of_the_same_names_each_by_its_own_files(
     suite.write_text(suite.read_text().replace("sum(values),", "sum(values) + 1,"))  # the second adds one
     answers = second / "answers" / "ex_sum.py"
     answers.write_text(answers.read_text().replace("return sum(numbers)", "return sum(numbers) + 1"))
-
-    def grade(root: Path, submission: Path) -> list[tuple[str, bool]]:
-        course = load_course(root / "course.yaml")
-        staged = stage(course, submission)
-        try:
-            return [(r.name, r.passed) for r in grade_staged(course, staged.root, staged.notes).results]
-        finally:
-            staged.remove()
-
-    assert grade(first, first / "answers") == [(PUBLIC, True), (HIDDEN, True)]
-    assert grade(second, second / "answers") == [("test_add_all_of_the_second_course", True), (HIDDEN, True)]
+    assert graded_here(first, first / "answers") == [(PUBLIC, True), (HIDDEN, True)]
+    assert graded_here(second, second / "answers") == [("test_add_all_of_the_second_course", True), (HIDDEN, True)]
 
 
 @pytest.mark.sandbox
 def test_no_conftest_beside_the_suites_or_above_them_takes_part_in_a_grading(tmp_path):
     """The suites alone decide a grade: a ``conftest.py`` in the suites' folder, or in any folder
     above the course (an instructor's home, a repository that holds courses), is never loaded."""
-    from autograder.config import load_course
-    from autograder.engine.run import grade_staged
-    from autograder.intake.staging import stage
-
     course_folder = shutil.copytree(TOY, tmp_path / "courses" / "toy", ignore=SKIPPED)
     for folder in (tmp_path / "courses", course_folder / "suites"):
         (folder / "conftest.py").write_text(f"raise RuntimeError('the conftest.py of {folder.name} was loaded')\n")
-    course = load_course(course_folder / "course.yaml")
-    staged = stage(course, course_folder / "answers")
-    try:
-        results = grade_staged(course, staged.root, staged.notes).results
-    finally:
-        staged.remove()
-    assert [(r.name, r.passed) for r in results] == [(PUBLIC, True), (HIDDEN, True)]
+    assert graded_here(course_folder, course_folder / "answers") == [(PUBLIC, True), (HIDDEN, True)]
 
 
 @pytest.mark.sandbox
