@@ -77,11 +77,13 @@ lint: $(VENV)/.installed
 	$(BIN)/mypy
 
 # The whole suite. --require-data: a test whose fetched data is missing fails here (set-up
-# fetched it), where elsewhere it is skipped with the command that fetches it. Two processes
-# (pytest-xdist); --dist loadgroup keeps the tests of a module marked xdist_group on one of them,
-# one after another: those that share a long module-scoped fixture, and those that add a user.
+# fetched it), where elsewhere it is skipped with the command that fetches it. Three processes
+# (pytest-xdist) on a 2-core machine: many tests wait (on a call's time limit, a hang, a process
+# starting), and the third keeps the cores busy meanwhile. --dist loadgroup keeps the tests of a
+# module marked xdist_group on one of them, one after another: those that share a long
+# module-scoped fixture, and those that add a user.
 test: setup lint
-	$(BIN)/python -m pytest --require-data -n 2 --dist loadgroup
+	$(BIN)/python -m pytest --require-data -n 3 --dist loadgroup
 
 # The edit loop. The marks (pyproject's [tool.pytest.ini_options]) say what a test needs beyond
 # the venv: sandbox (real workers), data (the fetched files), root, browser; slow marks the long

@@ -21,7 +21,7 @@ import pytest
 
 from tests.course.catalog import MUTANTS, Mutant, build_mutant, grade
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group(__name__)]
 
 ADD_EOS_ONE = Mutant("ex2_special_tokens", "add_eos_one_taken_for_true", "ex2_special_tokens.py", [
     ("        if not isinstance(add_eos, bool):\n", "        if not isinstance(add_eos, int):\n"),

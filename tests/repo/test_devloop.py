@@ -54,12 +54,12 @@ def test_the_edit_loop_targets_run_no_set_up_step():
 
 
 def test_the_whole_suite_keeps_a_module_s_group_on_one_process(pytester, monkeypatch):
-    """``make test`` spreads the tests over two processes with ``--dist loadgroup``, under which
+    """``make test`` spreads the tests over three processes with ``--dist loadgroup``, under which
     the tests of a module marked ``xdist_group(__name__)`` share one process, and so make its
     module-scoped fixture once."""
     done = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "pytest --require-data -n 2 --dist loadgroup" in done.stdout, done.stdout
+    assert "pytest --require-data -n 3 --dist loadgroup" in done.stdout, done.stdout
     pytester.makepyfile(test_grouped="""
         import os, pytest
         pytestmark = pytest.mark.xdist_group(__name__)
@@ -74,7 +74,7 @@ def test_the_whole_suite_keeps_a_module_s_group_on_one_process(pytester, monkeyp
     """)
     made_in = pytester.mkdir("made_in")
     monkeypatch.setenv("MADE_IN", str(made_in))
-    grouped = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup")
+    grouped = pytester.runpytest_subprocess("-n", "3", "--dist", "loadgroup")
     grouped.assert_outcomes(passed=6)
     assert len(list(made_in.iterdir())) == 1
 

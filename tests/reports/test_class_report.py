@@ -37,6 +37,9 @@ from autograder.reports.class_report.stats import read_failure
 from autograder.results import Grade, PropertyResult
 from tests.conftest import COURSE, ROOT, autograder
 
+# one process makes the real batch once (its fixture grades six submissions)
+pytestmark = pytest.mark.xdist_group(__name__)
+
 MUTANT_MAP = ROOT / "suites" / "mutant-catalog.yaml"
 ALTERNATIVES = ROOT / "tests" / "course" / "alternatives"
 MUTANT_MAP_HEADER = ("# Made from tests/course/catalog.py by `python -m tests.reports.test_class_report`: "
